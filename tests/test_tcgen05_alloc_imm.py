@@ -4,10 +4,11 @@ their nCols): ``tcgen05_alloc<1, ...>(dst, imm<64>)`` writes nCols into the inst
 values.
 
 Oracles: ptxas 13.5 (the PTX ISA's rule: a power of 2 in [32, 512]; with .exclusive a
-multiple of 32) decides, value by value, which immediates the hand-written instruction may
-take, and the C++ overload must refuse exactly the others (nvcc 13.0); the PTX that nvcc
-13.0 writes for the wrapper is the PTX it writes for hand-written asm, and it assembles with
-ptxas 13.0 and 13.5. ptxas 13.0 is more lenient for tcgen05.dealloc (any multiple of 32,
+multiple of 32, past 2^31 - 1 up to 4294967264) decides, value by value, which immediates
+the hand-written instruction may take, and the C++ overload must refuse exactly the others
+(nvcc 13.0); the PTX that nvcc 13.0 writes for the wrapper is the PTX it writes for
+hand-written asm, and it assembles with ptxas 13.0 and 13.5 (.exclusive past int: nvcc and
+ptxas 13.5). ptxas 13.0 is more lenient for tcgen05.dealloc (any multiple of 32,
 the spec's immediate deviation); the wrappers follow the ISA.
 """
 
@@ -23,8 +24,10 @@ from ptxas import same_ptx
 
 INCLUDE = Path(__file__).resolve().parent.parent / "generated" / "include"
 
-# immediates that fit the int of imm<V>
-CANDIDATES = (-1, 0, 16, 32, 48, 64, 96, 128, 256, 512, 544, 1024, 4096)
+# immediates of imm<V> (a long long): around the ISA's values, and past int (2^31 - 1) up
+# to and past .exclusive's largest, 4294967264 (2^32 wraps to 0 in ptxas)
+CANDIDATES = (-1, 0, 16, 32, 48, 64, 96, 128, 256, 512, 544, 1024, 4096, 2147483616,
+              2147483648, 2147483680, 4294967232, 4294967264, 4294967295, 4294967296)
 
 # (name, hand-written PTX with {v}, C++ call with {v})
 CASES = [
@@ -68,7 +71,8 @@ def test_the_immediate_overload_refuses_what_ptxas_refuses(tmp_path: Path) -> No
     # the ptxas verdicts themselves: the ISA's powers of 2, .exclusive's multiples of 32
     assert {v for n, v in want_refused if n == "alloc"} == set(CANDIDATES) - {
         32, 64, 128, 256, 512}
-    assert {v for n, v in want_refused if n == "alloc_exclusive"} == {-1, 0, 16, 48}
+    assert {v for n, v in want_refused if n == "alloc_exclusive"} == {-1, 0, 16, 48,
+                                                                      4294967295, 4294967296}
     src = tmp_path / "k.cu"
     src.write_text("\n".join(lines) + "\n")
     proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_100a", "-ptx", f"-I{INCLUDE}",
@@ -165,3 +169,44 @@ def test_an_immediate_overload_needs_an_immediate_register(spec_copy: Path) -> N
     assert any(e.endswith(f"{rel}:{line}:29: operand 'taddr': an immediate overload needs a "
                           "register operand with immediate: allowed and its immediate_values")
                for e in errs), errs
+
+
+WIDE = r"""
+#include <ptxgen/ptx/tcgen05_tmem.hpp>
+using namespace ptxgen::ptx;
+__global__ void k(unsigned s) {
+#ifdef HAND
+  asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32 [%0], "
+               "2147483680;" :: "r"(s) : "memory");
+  asm volatile("tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32 [%0], "
+               "4294967264;" :: "r"(s) : "memory");
+#else
+  tcgen05_alloc_exclusive<1, tcgen05_alloc_ss::shared_cta>(s, imm<2147483680u>);
+  tcgen05_alloc_exclusive<1, tcgen05_alloc_ss::shared_cta>(s, imm<4294967264>);
+#endif
+}
+"""
+
+
+def test_exclusive_ncols_past_int_is_the_hand_written_ptx(tmp_path: Path) -> None:
+    """An .exclusive nCols past 2^31 - 1 (ptxas 13.5 assembles it up to 4294967264) takes the
+    immediate overload: nvcc 13.5 writes the hand-written instruction's PTX (the full value,
+    not a wrapped int) and ptxas 13.5 assembles it."""
+    nvcc = toolkits.require("nvcc", "13.5")
+    ptxas = toolkits.require("ptxas", "13.5")
+    src = tmp_path / "wide.cu"
+    src.write_text(WIDE)
+    texts = []
+    for name, extra in (("hand", ["-DHAND"]), ("mine", [])):
+        subprocess.run([nvcc, "-std=c++17", "-arch=sm_100a", "-ptx", f"-I{INCLUDE}", *extra,
+                        str(src), "-o", str(tmp_path / f"{name}.ptx")],
+                       check=True, capture_output=True, text=True)
+        texts.append((tmp_path / f"{name}.ptx").read_text())
+    assert (same_ptx.normalized(texts[1][texts[1].index(".entry"):], "k")
+            == same_ptx.normalized(texts[0][texts[0].index(".entry"):], "k"))
+    mine = _body(texts[1])
+    for v in (2147483680, 4294967264):
+        assert any(re.fullmatch(r"tcgen05\.alloc\.exclusive\.cta_group::1\.sync\.aligned\."
+                                rf"shared::cta\.b32 \[%r\d+\], {v};", ln) for ln in mine), mine
+    rc, out = toolkits.assemble_file(ptxas, tmp_path / "mine.ptx", "sm_100a")
+    assert rc == 0, out

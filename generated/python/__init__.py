@@ -20,6 +20,8 @@ for a target and version.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ptxgen.isa._runtime import DescriptorError, FieldSpec, UnavailableError
 from ptxgen.isa.instr_desc import (
     InstrDescF8f6f4,
@@ -101,6 +103,48 @@ VARIANTS: dict[str, tuple[tuple[str, str, tuple[str, ...], dict[str | None, type
 }
 
 
+# Where each layout applies, for messages (by variant name; None: the baseline tables).
+_WHERE: dict[str, dict[str | None, str]] = {
+    "instr_desc": {
+        "sm107": "the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4",
+        None: "the baseline tables (every target but sm_107a, sm_107f)",
+    },
+    "smem_desc": {
+        "sm107": "the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4",
+        None: "the baseline tables (every target but sm_107a, sm_107f)",
+    },
+    "tmem_addr": {
+        None: "the baseline tables",
+    },
+    "wgmma_desc": {
+        None: "the baseline tables",
+    },
+    "zero_column_mask_desc": {
+        None: "the baseline tables",
+    },
+}
+
+
+def valid_elsewhere(cls: Any, word: int) -> str | None:
+    """Where a word that ``cls`` (one layout of a descriptor and kind) refuses is valid:
+    the first other layout of the same descriptor and kind that takes it, as 'the sm107
+    layout of sm_107a, sm_107f from PTX ISA 9.4' or 'the baseline tables (every target but
+    sm_107a, sm_107f)'; None where no other layout takes it."""
+    name: str = cls.DESCRIPTOR
+    kind: str | None = cls.KIND
+    layouts: list[tuple[str | None, Any]] = [(None, DESCRIPTORS[name].get(kind))]
+    layouts += [(variant, classes.get(kind)) for variant, _, _, classes in VARIANTS[name]]
+    for variant, other in layouts:
+        if other is None or other is cls:
+            continue
+        try:
+            other.decode(word)
+        except DescriptorError:
+            continue
+        return _WHERE[name][variant]
+    return None
+
+
 def _vkey(version: str) -> tuple[int, int]:
     major, _, minor = version.partition(".")
     return int(major), int(minor or 0)
@@ -159,4 +203,5 @@ __all__ = [
     "WgmmaDesc",
     "ZeroColumnMaskDesc",
     "descriptor_class",
+    "valid_elsewhere",
 ]

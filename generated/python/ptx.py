@@ -7170,20 +7170,43 @@ def support(opcode: str) -> Lookup:
 
 
 def _decoder(target: str | None) -> Callable[[str, str | None, int], dict[str, int | str]]:
-    """Decode a word with the layout of ``target`` (None: the baseline tables, or the
-    only layout a kind has, such as .kind::ti16's)."""
+    """Decode a word with the layout of ``target``; a word that layout refuses and another
+    layout of the kind takes is refused naming where it is valid. Without a target, with
+    the first layout of the kind that takes the word (the baseline tables first, then the
+    variants: sm_107a's .kind::f8f6f4 K = 64 word and .kind::ti16's are valid somewhere)."""
     def decode(descriptor: str, kind: str | None, word: int) -> dict[str, int | str]:
-        from ptxgen.isa import DESCRIPTORS, VARIANTS, descriptor_class
+        from ptxgen.isa import (
+            _WHERE,
+            DESCRIPTORS,
+            VARIANTS,
+            DescriptorError,
+            descriptor_class,
+            valid_elsewhere,
+        )
         from ptxgen.isa._runtime import spelled_fields
 
         cls: Any
-        if target is not None:
-            cls = descriptor_class(descriptor, kind, target)
-        elif kind in DESCRIPTORS[descriptor]:
-            cls = DESCRIPTORS[descriptor][kind]
-        else:
-            cls = next(c[kind] for *_, c in VARIANTS[descriptor] if kind in c)
-        return spelled_fields(cls.decode(word))
+        if target is None:
+            classes = [DESCRIPTORS[descriptor].get(kind)]
+            classes += [c.get(kind) for *_, c in VARIANTS[descriptor]]
+            first: DescriptorError | None = None
+            for cls in (c for c in classes if c is not None):
+                try:
+                    return spelled_fields(cls.decode(word))
+                except DescriptorError as exc:
+                    first = first or exc
+            assert first is not None
+            raise first
+        cls = descriptor_class(descriptor, kind, target)
+        try:
+            return spelled_fields(cls.decode(word))
+        except DescriptorError as exc:
+            where = valid_elsewhere(cls, word)
+            if where is None:
+                raise
+            read = _WHERE[descriptor][cls.VARIANT]
+            raise ValueError(f"{exc}; on {target} it is read with {read}; the word is valid "
+                             f"in {where} only") from None
 
     return decode
 
@@ -7192,11 +7215,13 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
     """Why descriptor operand values (``idesc=0x...``) break the spec's rules on them for
     the form written ``opcode``, rules ptxas cannot check because the operand is a
     run-time register (e.g. ``.ashift`` needs M = 128 or 256 in the instruction
-    descriptor). The words are read with the layout of ``target`` (None: the baseline
-    tables; ``"sm_107a"``: its layout variant), and the rules that hold only on some
-    targets (``lbo_mode = 1`` of a shared memory descriptor is for sm_103a only) are
-    checked only with a ``target``. Empty when they do not; raises PtxFormError for an
-    invalid opcode or an unknown target."""
+    descriptor). The words are read with the layout of ``target`` (``"sm_107a"``: its
+    layout variant; a word only another target's layout takes is refused naming it), and
+    the rules that hold only on some targets (``lbo_mode = 1`` of a shared memory
+    descriptor is for sm_103a only) are checked only with a ``target``; without one a word
+    is read with the first layout of its kind that takes it, the baseline tables first.
+    Empty when they do not; raises PtxFormError for an invalid opcode or an unknown
+    target."""
     return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target),
                                        target)
 

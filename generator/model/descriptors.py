@@ -588,6 +588,26 @@ class Descriptor:
             return None
         return next((v for v in self.variants if v.applies(target, version)), None)
 
+    def layout_where(self, variant: Variant | None) -> str:
+        """Where the layouts of ``variant`` (None: the baseline tables) apply, for
+        messages: 'the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4', 'the baseline
+        tables (every target but sm_107a, sm_107f)'."""
+        if variant is not None:
+            return (f"the {variant.name} layout of {', '.join(variant.targets)} from PTX ISA "
+                    f"{variant.since}")
+        others = [t for v in self.variants for t in v.targets if t]
+        return "the baseline tables" + (f" (every target but {', '.join(others)})"
+                                        if others else "")
+
+    def placements(self, kind: str | None) -> tuple[tuple[Variant | None, Layout | None], ...]:
+        """Where ``kind`` is read how: (variant, its layout of ``kind`` or None where it has
+        none) for every variant, then (None, the baseline layout or None)."""
+        out: list[tuple[Variant | None, Layout | None]] = [
+            (v, next((lay for lay in v.layouts if lay.kind == kind), None))
+            for v in self.variants]
+        out.append((None, next((lay for lay in self.layouts if lay.kind == kind), None)))
+        return tuple(out)
+
     def layout(self, kind: str | None = None, target: str | None = None,
                version: str | None = None) -> Layout:
         """The layout of ``kind`` as of PTX ISA ``version`` (None: the newest) for

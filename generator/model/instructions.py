@@ -609,6 +609,12 @@ class Instruction:
             out.update((a.name, a.descriptor) for a in o.choice if a.descriptor is not None)
         return out
 
+    def operand_targets(self, operand: str) -> frozenset[str]:
+        """The targets of the forms that take ``operand``: where a check of its value knows
+        the layout and the target-dependent rules (elsewhere the target is not known)."""
+        return frozenset().union(*(f.support.targets for f in self.forms
+                                   if operand in f.operand_names))
+
     def descriptor_problems(self, form: Mapping[str, str], operand: str,
                             fields: Mapping[str, object],
                             target: str | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from ptxgen.emit.cpp.descriptors import in_values
 from ptxgen.emit.cpp.wrappers import NS, _Cond, cpp_bool, template_param, tparam
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
-from ptxgen.model.descriptors import Descriptor, Field, Layout
+from ptxgen.model.descriptors import Descriptor, Field, Layout, Variant
 from ptxgen.model.instructions import DescriptorRule, Instruction
 
 OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
@@ -50,7 +50,8 @@ def _on_targets(index: dict[str, int], names: frozenset[str] | tuple[str, ...]) 
 
 
 def _checks(ins: Instruction, operand: str, rules: list[DescriptorRule], cond: _Cond,
-            fields: dict[str, Field], index: dict[str, int]) -> list[dict[str, str]]:
+            fields: dict[str, Field], index: dict[str, int],
+            known: frozenset[str]) -> list[dict[str, str]]:
     checks = []
     for r in rules:
         applies = cond.cond(r.when)
@@ -63,10 +64,38 @@ def _checks(ins: Instruction, operand: str, rules: list[DescriptorRule], cond: _
                 for shape in r.shapes) + ")")
         ok = " && ".join(tests)
         text = f"ptxgen: {ins.name}: {operand}: {r.message}{r.where} [{r.id}]"
-        on = f" && {_on_targets(index, r.targets)}" if r.targets is not None else ""
+        # a target-dependent rule holds on its targets among the known ones
+        on = (f" && {_on_targets(index, r.targets & known)}" if r.targets is not None
+              else "")
         checks.append({"test": f"({cpp_bool(applies)}){on} && !({ok})",
                        "message": escape.cpp_str(text)})
     return checks
+
+
+def _placements(desc: Descriptor, kind: str | None, index: dict[str, int],
+                known: frozenset[str]) -> list[tuple[str, Layout | None, Variant | None, bool]]:
+    """(C++ test on the checker's target, the layout ``kind`` is read with there or None
+    where it has none, the variant or None for the baseline, whether a word that layout
+    refuses is tried with the next one): on the ``known`` targets (those of the operand's
+    forms) each variant's layout on its targets and the baseline on the others. Elsewhere
+    (host code, nvcc's generic compute_XX pass, a target the spec does not know) the
+    target is not known: the word is read with the first layout that takes it, the
+    baseline first."""
+    if not desc.variants:
+        return [("true", desc.first_layout(kind), None, False)]
+    out: list[tuple[str, Layout | None, Variant | None, bool]] = []
+    rest = set(known)
+    for variant, lay in desc.placements(kind):
+        on = set(variant.targets) & known if variant is not None else set(rest)
+        rest -= on
+        if on:
+            out.append((_on_targets(index, frozenset(on)), lay, variant, False))
+    somewhere = [(v, lay) for v, lay in desc.placements(kind) if lay is not None]
+    somewhere = somewhere[-1:] + somewhere[:-1]  # the baseline first
+    unknown = f"!{_on_targets(index, known)}"
+    for i, (variant, lay) in enumerate(somewhere):
+        out.append((unknown, lay, variant, i < len(somewhere) - 1))
+    return out
 
 
 def _checker(ins: Instruction, operand: str, desc: Descriptor,
@@ -78,37 +107,50 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     quals.sort(key=lambda q: (q.name != kind_of, q.flag or q.optional))
     names = {q.name: tparam(q.name) for q in quals}
     params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
-    # A checker with target-dependent rules knows its target, and so decodes the word
-    # with that target's layout (a variant's, such as sm_107a's shared memory descriptor).
-    by_target = any(r.targets is not None for r in rules)
+    # A checker with target-dependent rules, or of a descriptor whose layout depends on
+    # the target (a variant, such as sm_107a's instruction descriptor), knows its target
+    # and decodes the word with that target's layout.
+    by_target = bool(desc.variants) or any(r.targets is not None for r in rules)
     if by_target:
         params.append(f"int {TARGET} = PTXGEN_PTX_TARGET")
     kinds: list[str | None] = (list(ins.qualifier(kind_of).domain) if kind_of else [None])
-    branches = []
+    known = ins.operand_targets(operand)
+    branches: list[dict[str, Any]] = []
     for kind in kinds:
         cond = _Cond(ins, {kind_of: kind} if kind_of and kind else {}, names)
         kind_test = (f"{names[kind_of]} == {cond.value(ins.qualifier(kind_of), kind)}"
                      if kind_of and kind else "true")
-        # (test, layout): without a target the baseline layout (or the only one a kind
-        # has); with one, each variant's layout on its targets and the baseline elsewhere
-        layouts: list[tuple[str, Layout]] = [("true", desc.first_layout(kind))]
-        if by_target:
-            variants = [v for v in desc.variants if any(lay.kind == kind for lay in v.layouts)]
-            layouts = [(_on_targets(index, v.targets), v.layout(kind)) for v in variants]
-            if any(lay.kind == kind for lay in desc.layouts):
-                others = " && ".join(f"!{_on_targets(index, v.targets)}" for v in variants)
-                layouts.append((others or "true", desc.layout(kind)))
-        for on, lay in layouts:
-            fields = {f.name: f for f in lay.fields}
-            where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
-            if by_target and not any(lay is b for b in desc.layouts):
-                where += f" ({lay.class_name})"
+        what = f"{desc.name}" + (f" .kind::{kind}" if kind else "")
+        for on, lay, variant, fallthrough in _placements(desc, kind, index, known):
             test = " && ".join(t for t in (kind_test, on) if t != "true") or "true"
+            if lay is None:  # the kind has no layout on these targets
+                there = [desc.layout_where(v) for v, other in desc.placements(kind)
+                         if other is not None]
+                branches.append({"test": test, "absent": escape.cpp_str(
+                    f"ptxgen: {ins.name}: {operand}: {what} does not exist in "
+                    f"{desc.layout_where(variant)}; it exists only in {' and '.join(there)}")})
+                continue
+            fields = {f.name: f for f in lay.fields}
+            where = f"{desc.name}" + (f" (kind {kind})" if kind else "") + " word"
+            if desc.variants:
+                where += f" in {desc.layout_where(variant)}"
+            # on a known target: a word this layout refuses and another layout of the kind
+            # takes is refused saying where it is valid
+            elsewhere = [{"class": f"::ptxgen::{other.class_name}",
+                          "message": escape.cpp_str(
+                              f"ptxgen: {ins.name}: {operand}: not a valid {where}; it is "
+                              f"valid in {desc.layout_where(v)} only")}
+                         for v, other in desc.placements(kind)
+                         if not on.startswith("!") and other is not None and other is not lay]
+            if on.startswith("!") and len(desc.placements(kind)) > 1:
+                where = (f"{desc.name}" + (f" (kind {kind})" if kind else "") +
+                         " word in any of its layouts")
             branches.append({
-                "test": test, "class": f"::ptxgen::{lay.class_name}",
+                "test": test, "absent": "", "fallthrough": fallthrough,
+                "class": f"::ptxgen::{lay.class_name}",
                 "invalid": escape.cpp_str(f"ptxgen: {ins.name}: {operand}: not a valid "
-                                          f"{where} word"),
-                "checks": _checks(ins, operand, rules, cond, fields, index)})
+                                          f"{where}"), "elsewhere": elsewhere,
+                "checks": _checks(ins, operand, rules, cond, fields, index, known)})
     doc = [f"`{ins.name}`: the rules on the value of `{operand}` ({desc.name}), which ptxas",
            "cannot check (it is a run-time register). nullptr when the word satisfies every",
            "rule that applies to the form with these qualifiers, else the first broken rule:"]
@@ -118,8 +160,14 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     if by_target:
         doc += [f"{TARGET} is the target, an index into ptxgen::ptx::targets (target_index),",
                 "by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known",
-                "(host code, a target the spec does not know) the rules that hold only on some",
-                "targets are not checked, and the word is read with the baseline layout."]
+                "(host code, nvcc's generic compute_XX pass, any target without these forms)",
+                "the rules that hold only on some targets are not checked, and the word is read",
+                "with the first of its layouts that takes it, the baseline first."]
+        if desc.variants:
+            doc += [f"The word is read with the layout of the target: "
+                    f"{'; '.join(desc.layout_where(v) for v in (*desc.variants, None))}.",
+                    "A kind without a layout on the target, or a word only another layout",
+                    "takes, is refused with a message that names where it is valid."]
     return {"name": escape.ident(f"{ins.id}_{operand}_problem"),
             "template": ", ".join(params), "word": "std::uint64_t"
             if desc.word_bits == 64 else "std::uint32_t", "branches": branches,

@@ -528,7 +528,7 @@ class _Wrapper:
                 params.append(f"bool {pname}")
             elif u.kind == "immediate":
                 tp = tparam(u.name)
-                imm_params.append(f"int {tp}")
+                imm_params.append(f"long long {tp}")  # imm_t's type (.exclusive nCols > 2^31)
                 params.append(f"imm_t<{tp}> {pname}")
                 # an immediate operand's values, or the immediates a register takes
                 if op.kind == "immediate":
@@ -706,8 +706,8 @@ class _Wrapper:
         if name not in self.helpers.defs:
             body = _spec_lines(spec, self.helpers.cond, check, "    ")
             body.append("    return false;")
-            # long long where a bound is past int (nCols of .exclusive, to 4294967264)
-            v = "long long v" if _max_int(spec) > 2**31 - 1 else "int v"
+            # long long, imm_t's type: a value past int reaches the check unchanged
+            v = "long long v"
             self.helpers.defs[name] = {"ret": "bool", "name": name,
                                        "params": ", ".join(p for p in (self.helpers.params(),
                                                                        v) if p),
@@ -785,7 +785,7 @@ class _Wrapper:
         tparams = ["long long PtxgenF"]
         params: list[str] = []
         args: list[str] = []
-        tparams += [f"int {t}" for t in imm_refs.values()]
+        tparams += [f"long long {t}" for t in imm_refs.values()]  # as imm_t
         for u in forms[0].operands:
             if u.kind in ("immediate", "immediates", "sink"):
                 continue
@@ -962,15 +962,6 @@ class _Wrapper:
                      "\"Unresolved extern function 'ptxgen_unsupported_target_...'\" naming the "
                      "targets that have it. Check a form with `ptxgen support OPCODE`.")
         return escape.cpp_block_comment("\n".join(lines))
-
-
-def _max_int(spec: Any) -> int:
-    """The largest number written anywhere in a value spec (0 if none)."""
-    if isinstance(spec, dict):
-        return max((_max_int(v) for v in spec.values()), default=0)
-    if isinstance(spec, list):
-        return max((_max_int(v) for v in spec), default=0)
-    return spec if isinstance(spec, int) and not isinstance(spec, bool) else 0
 
 
 class _ImmediateForm:

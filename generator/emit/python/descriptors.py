@@ -319,9 +319,12 @@ def emit(spec: Spec) -> Files:
                                "targets": "".join(escape.py_str(t) + ", " for t in v.targets),
                                "classes": [(escape.py_str(lay.kind) if lay.kind else "None",
                                             lay.class_name) for lay in v.layouts]}
-                              for v in d.variants]} for d in spec.descriptors]
+                              for v in d.variants],
+                 "where": [(escape.py_str(v.name) if v else "None",
+                            escape.py_str(d.layout_where(v))) for v in (*d.variants, None)]}
+                for d in spec.descriptors]
     exported = ["DESCRIPTORS", "DescriptorError", "FieldSpec", "UnavailableError",
-                "VARIANTS", "descriptor_class"]
+                "VARIANTS", "descriptor_class", "valid_elsewhere"]
     exported += [lay.class_name for d in spec.descriptors for lay in d.all_layouts]
     files[f"{OUT}/__init__.py"] = render(
         "python/__init__.py.j2",

@@ -25,7 +25,7 @@ inline constexpr unsigned short cp_async_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_forms0_statement[PtxgenF];
@@ -47,7 +47,7 @@ inline constexpr unsigned short cp_async_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_forms1_statement[PtxgenF];
@@ -69,7 +69,7 @@ inline constexpr unsigned short cp_async_src_size_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_src_size_forms0_statement[PtxgenF];
@@ -91,7 +91,7 @@ inline constexpr unsigned short cp_async_src_size_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_src_size_forms1_statement[PtxgenF];
@@ -113,7 +113,7 @@ inline constexpr unsigned short cp_async_ignore_src_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_ignore_src_forms0_statement[PtxgenF];
@@ -135,7 +135,7 @@ inline constexpr unsigned short cp_async_ignore_src_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_ignore_src_forms1_statement[PtxgenF];

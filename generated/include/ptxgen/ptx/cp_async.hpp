@@ -72,7 +72,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_src_size_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 
-PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size([[maybe_unused]] cp_async_cache cache, [[maybe_unused]] cp_async_space space, [[maybe_unused]] cp_async_src src, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_prefetch prefetch, int v) {
+PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size([[maybe_unused]] cp_async_cache cache, [[maybe_unused]] cp_async_space space, [[maybe_unused]] cp_async_src src, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_prefetch prefetch, long long v) {
     if ((cache == cp_async_cache::cg)) {
         return v == 16;
     }
@@ -80,7 +80,7 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size([[maybe_unused]] cp_async_cache ca
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(int v) {
+PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(long long v) {
     return v >= 0;
     return false;
 }
@@ -104,7 +104,7 @@ inline constexpr long long cp_async_forms0_table[] = {
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem);
 
 }  // namespace detail
@@ -125,7 +125,7 @@ PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem);
  *   cp_size: the number of bytes, 4, 8 or 16 (.cg: 16)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -164,7 +164,7 @@ inline constexpr long long cp_async_forms1_table[] = {
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy);
 
 }  // namespace detail
@@ -186,7 +186,7 @@ PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, Ptxge
  *   cache_policy: the L2 cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -223,7 +223,7 @@ inline constexpr long long cp_async_src_size_forms0_table[] = {
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size);
 
 }  // namespace detail
@@ -245,7 +245,7 @@ PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_m
  *   src_size: read only this many bytes and zero-fill the rest
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async_src_size(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -285,7 +285,7 @@ inline constexpr long long cp_async_src_size_forms1_table[] = {
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy);
 
 }  // namespace detail
@@ -308,7 +308,7 @@ PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_m
  *   cache_policy: the L2 cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async_src_size(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -346,7 +346,7 @@ inline constexpr long long cp_async_ignore_src_forms0_table[] = {
     4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src);
 
 }  // namespace detail
@@ -368,7 +368,7 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src
  *   ignore_src: when true, do not read the source (zero-fill)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -405,7 +405,7 @@ inline constexpr long long cp_async_ignore_src_forms1_table[] = {
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
-template <long long PtxgenF, int PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy);
 
 }  // namespace detail
@@ -428,7 +428,7 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src
  *   cache_policy: the L2 cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, int PtxgenCpSize>
+template <cp_async_cache PtxgenCache, cp_async_space PtxgenSpace, bool PtxgenCacheHint = false, cp_async_prefetch PtxgenPrefetch = cp_async_prefetch::none, long long PtxgenCpSize>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* src_mem,
@@ -483,7 +483,7 @@ PTXGEN_PTX_DEVICE void cp_async_commit_group(
  *   n: the number of groups that may stay pending (an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN>
+template <long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_wait_group(
     imm_t<PtxgenN> n
 ) {

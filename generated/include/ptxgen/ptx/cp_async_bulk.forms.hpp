@@ -335,7 +335,7 @@ inline constexpr unsigned short cp_async_bulk_wait_group_forms0_statement[] = {
     0, 0,
 };
 
-template <long long PtxgenF, int PtxgenN>
+template <long long PtxgenF, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = cp_async_bulk_wait_group_forms0_statement[PtxgenF];

@@ -185,7 +185,7 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem([[maybe_unused]] cp_r
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool read, int v) {
+PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool read, long long v) {
     return v >= 0;
     return false;
 }
@@ -1119,7 +1119,7 @@ inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
     0, 256,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
-template <long long PtxgenF, int PtxgenN>
+template <long long PtxgenF, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0();
 
 }  // namespace detail
@@ -1134,7 +1134,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0();
  *   n:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenRead = false, int PtxgenN>
+template <bool PtxgenRead = false, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     imm_t<PtxgenN> n
 ) {

@@ -38,28 +38,58 @@ PTXGEN_PTX_CONSTEXPR int target_index(const char* name) noexcept {
  *   [lbo-mode-absolute-a] when always, on every target but sm_103a: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only
  * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
  * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
- * (host code, a target the spec does not know) the rules that hold only on some
- * targets are not checked, and the word is read with the baseline layout.
+ * (host code, nvcc's generic compute_XX pass, any target without these forms)
+ * the rules that hold only on some targets are not checked, and the word is read
+ * with the first of its layouts that takes it, the baseline first.
+ * The word is read with the layout of the target: the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; the baseline tables (every target but sm_107a, sm_107f).
+ * A kind without a layout on the target, or a word only another layout
+ * takes, is refused with a message that names where it is valid.
  */
 template <int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) noexcept {
     if constexpr ((PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc (SmemDescSm107) word";
+            if (::ptxgen::SmemDesc::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
         }
     }
-    if constexpr (!(PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+    if constexpr ((PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word";
+            if (::ptxgen::SmemDescSm107::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+            return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDesc::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+                return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
         }
     }
@@ -73,28 +103,58 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
  *   [lbo-mode-absolute-b] when always, on every target but sm_103a: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only
  * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
  * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
- * (host code, a target the spec does not know) the rules that hold only on some
- * targets are not checked, and the word is read with the baseline layout.
+ * (host code, nvcc's generic compute_XX pass, any target without these forms)
+ * the rules that hold only on some targets are not checked, and the word is read
+ * with the first of its layouts that takes it, the baseline first.
+ * The word is read with the layout of the target: the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; the baseline tables (every target but sm_107a, sm_107f).
+ * A kind without a layout on the target, or a word only another layout
+ * takes, is refused with a message that names where it is valid.
  */
 template <int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) noexcept {
     if constexpr ((PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc (SmemDescSm107) word";
+            if (::ptxgen::SmemDesc::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
         }
     }
-    if constexpr (!(PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+    if constexpr ((PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word";
+            if (::ptxgen::SmemDescSm107::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+            return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDesc::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+                return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
         }
     }
@@ -118,13 +178,55 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
  *   [shape-block-scaled-cta-group-1] when cta_group = 1, kind = {mxf4, mxf4nvf4, mxf8f6f4}: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8
  *   [shape-block-scaled-cta-group-2] when sp = false, cta_group = 2, kind = {mxf4, mxf4nvf4, mxf8f6f4}: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16
  *   [shape-block-scaled-cta-group-2-sp] when sp = true, cta_group = 2, kind = {mxf4, mxf4nvf4, mxf8f6f4}: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16
+ * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
+ * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
+ * (host code, nvcc's generic compute_XX pass, any target without these forms)
+ * the rules that hold only on some targets are not checked, and the word is read
+ * with the first of its layouts that takes it, the baseline first.
+ * The word is read with the layout of the target: the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; the baseline tables (every target but sm_107a, sm_107f).
+ * A kind without a layout on the target, or a word only another layout
+ * takes, is refused with a message that names where it is valid.
  */
-template <tcgen05_mma_kind PtxgenKind, int PtxgenCtaGroup, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false>
+template <tcgen05_mma_kind PtxgenKind, int PtxgenCtaGroup, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) noexcept {
-    if constexpr (PtxgenKind == tcgen05_mma_kind::f16) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107F16::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescF16::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescF16::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word";
+            if (::ptxgen::InstrDescSm107F16::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -149,10 +251,100 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescF16::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+            }
+            if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+            }
+            if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107F16::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Tf32::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescTf32::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescTf32::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word";
+            if (::ptxgen::InstrDescSm107Tf32::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -177,10 +369,100 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescTf32::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+            }
+            if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+            }
+            if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::tf32 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Tf32::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107F8f6f4::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescF8f6f4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescF8f6f4::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word";
+            if (::ptxgen::InstrDescSm107F8f6f4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -205,10 +487,69 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::i8) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescF8f6f4::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+            }
+            if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+            }
+            if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+            }
+            if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107F8f6f4::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::i8 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        return "ptxgen: tcgen05.mma: idesc: instr_desc .kind::i8 does not exist in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it exists only in the baseline tables (every target but sm_107a, sm_107f)";
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::i8 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescI8::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word";
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -233,10 +574,69 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::i8 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescI8::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u))) || ((d.m == 64u || d.m == 128u) && ((d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]";
+        }
+        if ((!PtxgenWs && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 32u && d.n <= 256u && (d.n - 32u) % 32u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 to 256 in steps of 32 [shape-i8-cta-group-2]";
+        }
+        if ((PtxgenWs && !PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u || d.n == 256u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]";
+        }
+        if ((PtxgenWs && PtxgenSp) && !((((d.m == 32u || d.m == 64u || d.m == 128u) && (d.n == 64u || d.n == 128u))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf8f6f4::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescMxf8f6f4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescMxf8f6f4::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word";
+            if (::ptxgen::InstrDescSm107Mxf8f6f4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -258,10 +658,94 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescMxf8f6f4::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+            }
+            if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+            }
+            if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf8f6f4::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf4::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescMxf4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescMxf4::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word";
+            if (::ptxgen::InstrDescSm107Mxf4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -286,10 +770,100 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescMxf4::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+            }
+            if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+            }
+            if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+            }
+            if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf4::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf4nvf4::decode_checked(word);
+        if (!r.ok()) {
+            if (::ptxgen::InstrDescMxf4nvf4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescMxf4nvf4::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word";
+            if (::ptxgen::InstrDescSm107Mxf4nvf4::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -314,10 +888,85 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
         }
     }
-    if constexpr (PtxgenKind == tcgen05_mma_kind::ti16) {
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescMxf4nvf4::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+                return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+            }
+            if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+            }
+            if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+            }
+            if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+            }
+            if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+            }
+            if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+                return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Mxf4nvf4::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
+        }
+        if ((!PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 128u || d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]";
+        }
+        if ((PtxgenSp && (PtxgenCtaGroup == 2)) && !((((d.m == 256u) && ((d.n >= 16u && d.n <= 256u && (d.n - 16u) % 16u == 0u)))))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::ti16 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescSm107Ti16::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word";
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
+            return "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]";
+        }
+        if ((PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]";
+        }
+        if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::ti16 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        return "ptxgen: tcgen05.mma: idesc: instr_desc .kind::ti16 does not exist in the baseline tables (every target but sm_107a, sm_107f); it exists only in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
+    }
+    if constexpr (PtxgenKind == tcgen05_mma_kind::ti16 && !(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::InstrDescSm107Ti16::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in any of its layouts";
         }
         [[maybe_unused]] const auto& d = r.value;
         if ((PtxgenAshift) && !((d.m == 128u || d.m == 256u))) {
@@ -340,28 +989,58 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
  *   [lbo-mode-absolute] when always, on every target but sm_103a: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only
  * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
  * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
- * (host code, a target the spec does not know) the rules that hold only on some
- * targets are not checked, and the word is read with the baseline layout.
+ * (host code, nvcc's generic compute_XX pass, any target without these forms)
+ * the rules that hold only on some targets are not checked, and the word is read
+ * with the first of its layouts that takes it, the baseline first.
+ * The word is read with the layout of the target: the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; the baseline tables (every target but sm_107a, sm_107f).
+ * A kind without a layout on the target, or a word only another layout
+ * takes, is refused with a message that names where it is valid.
  */
 template <int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_cp_s_desc_problem(std::uint64_t word) noexcept {
     if constexpr ((PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc (SmemDescSm107) word";
+            if (::ptxgen::SmemDesc::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only";
+            }
+            return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]";
         }
     }
-    if constexpr (!(PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+    if constexpr ((PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
         if (!r.ok()) {
-            return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word";
+            if (::ptxgen::SmemDescSm107::decode_checked(word).ok()) {
+                return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only";
+            }
+            return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)";
         }
         [[maybe_unused]] const auto& d = r.value;
-        if ((true) && (PtxgenTarget >= 0 && ((0x1fff7fffull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+            return "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]";
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDesc::decode_checked(word);
+        if (r.ok()) {
+            [[maybe_unused]] const auto& d = r.value;
+            if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
+                return "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]";
+            }
+            return nullptr;
+        }
+    }
+    if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
+        const auto r = ::ptxgen::SmemDescSm107::decode_checked(word);
+        if (!r.ok()) {
+            return "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in any of its layouts";
+        }
+        [[maybe_unused]] const auto& d = r.value;
+        if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]";
         }
     }

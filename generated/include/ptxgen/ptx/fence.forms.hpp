@@ -103,7 +103,7 @@ inline constexpr unsigned short fence_proxy_tensormap_generic_forms1_statement[]
     0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenSize, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = fence_proxy_tensormap_generic_forms1_statement[PtxgenF];

@@ -179,7 +179,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_sync_restrict_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
 
-PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, int v) {
+PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, long long v) {
     return v == 128;
     return false;
 }
@@ -435,7 +435,7 @@ inline constexpr long long fence_proxy_tensormap_generic_forms1_table[] = {
     1024, 1280, 1536, 1792,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF, int PtxgenSize, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr);
 
 }  // namespace detail
@@ -452,7 +452,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr);
  *   size: always 128
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope, int PtxgenSize>
+template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope, long long PtxgenSize>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     const void* addr,
     imm_t<PtxgenSize> size

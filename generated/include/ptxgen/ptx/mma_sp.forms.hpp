@@ -33,7 +33,7 @@ inline constexpr unsigned short mma_sp_forms0_statement[] = {
     4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = mma_sp_forms0_statement[PtxgenF];
@@ -84,7 +84,7 @@ inline constexpr unsigned short mma_sp_ordered_metadata_forms0_statement[] = {
     5, 5,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = mma_sp_ordered_metadata_forms0_statement[PtxgenF];
@@ -122,7 +122,7 @@ inline constexpr unsigned short mma_sp_ordered_metadata_block_scale_forms0_state
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF];

@@ -401,7 +401,7 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_count_c([[maybe_unused]] mma_sp_shape shape, [[m
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype, long long v) {
     if ((shape == mma_sp_shape::m16n8k8)) {
         return v >= 0 && v <= 3;
     }
@@ -703,7 +703,7 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c([[maybe_unused]] mma_sp
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     if ((shape == mma_sp_ordered_metadata_shape::m16n8k8)) {
         return v >= 0 && v <= 3;
     }
@@ -731,7 +731,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     if ((kind == mma_sp_ordered_metadata_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -749,12 +749,12 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id([[maybe_
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     if ((kind == mma_sp_ordered_metadata_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -772,7 +772,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id([[maybe_
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
@@ -904,7 +904,7 @@ inline constexpr long long mma_sp_forms0_table[] = {
     1864192, 1864448, 1865728, 1865984,
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta);
 
 }  // namespace detail
@@ -930,7 +930,7 @@ PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptxge
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
+template <mma_sp_shape PtxgenShape, mma_sp_dtype PtxgenDtype, mma_sp_atype PtxgenAtype, mma_sp_btype PtxgenBtype, mma_sp_ctype PtxgenCtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a)[PtxgenLength1],
@@ -999,7 +999,7 @@ inline constexpr long long mma_sp_ordered_metadata_forms0_table[] = {
     16586240, 16587520,
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta);
 
 }  // namespace detail
@@ -1026,7 +1026,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA
  *   sp_sel: the sparsity selector (which threads of each group of four hold the metadata)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_dtype PtxgenDtype, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a)[PtxgenLength1],
@@ -1101,7 +1101,7 @@ inline constexpr long long mma_sp_ordered_metadata_block_scale_forms0_table[] = 
     8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b);
 
 }  // namespace detail
@@ -1131,7 +1131,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, c
  *   selector_b: {byte-id, thread-id} selecting the scale factors of B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype PtxgenStype = mma_sp_ordered_metadata_stype::none, int PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
+template <mma_sp_ordered_metadata_shape PtxgenShape, mma_sp_ordered_metadata_atype PtxgenAtype, mma_sp_ordered_metadata_btype PtxgenBtype, mma_sp_ordered_metadata_kind PtxgenKind = mma_sp_ordered_metadata_kind::none, mma_sp_ordered_metadata_scale_vec_size PtxgenScaleVecSize = mma_sp_ordered_metadata_scale_vec_size::none, mma_sp_ordered_metadata_stype PtxgenStype = mma_sp_ordered_metadata_stype::none, long long PtxgenSpSel, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a)[PtxgenLength1],

@@ -107,7 +107,7 @@ inline constexpr unsigned short mma_sync_block_scale_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = mma_sync_block_scale_forms0_statement[PtxgenF];

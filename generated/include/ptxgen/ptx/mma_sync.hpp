@@ -605,7 +605,7 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape,
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -623,12 +623,12 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sy
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -646,7 +646,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sy
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
@@ -866,7 +866,7 @@ inline constexpr long long mma_sync_block_scale_forms0_table[] = {
     13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
-template <long long PtxgenF, int PtxgenSelectorAByteId, int PtxgenSelectorAThreadId, int PtxgenSelectorBByteId, int PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b);
 
 }  // namespace detail

@@ -22,7 +22,7 @@ inline constexpr unsigned short setmaxnreg_forms0_statement[] = {
     0, 0,
 };
 
-template <long long PtxgenF, int PtxgenImmRegCount>
+template <long long PtxgenF, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = setmaxnreg_forms0_statement[PtxgenF];

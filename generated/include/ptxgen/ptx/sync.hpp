@@ -97,7 +97,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
 
-PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, long long v) {
     return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
     return false;
 }
@@ -132,7 +132,7 @@ inline constexpr long long setmaxnreg_forms0_table[] = {
     0, 256,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, int PtxgenImmRegCount>
+template <long long PtxgenF, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0();
 
 }  // namespace detail
@@ -148,7 +148,7 @@ PTXGEN_PTX_DEVICE void setmaxnreg_forms0();
  *   imm_reg_count: the new number of registers per thread, 24 to 256 in steps of 8
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setmaxnreg_action_action PtxgenAction, int PtxgenImmRegCount>
+template <setmaxnreg_action_action PtxgenAction, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg(
     imm_t<PtxgenImmRegCount> imm_reg_count
 ) {

@@ -220,12 +220,13 @@ inline constexpr const char* targets[] = {
     "sm_121f",
 };
 
-/// A compile-time immediate operand: pass imm<3>.
-template <int PtxgenV>
+/// A compile-time immediate operand: pass imm<3>. long long, so that an immediate past
+/// int (an .exclusive nCols of tcgen05.alloc, to 4294967264) reaches the check unchanged.
+template <long long PtxgenV>
 struct imm_t {
-    static constexpr int value = PtxgenV;
+    static constexpr long long value = PtxgenV;
 };
-template <int PtxgenV>
+template <long long PtxgenV>
 inline constexpr imm_t<PtxgenV> imm{};
 
 /// Several compile-time immediates written as one vector operand: imms<0, 1>.

@@ -58,7 +58,7 @@ inline constexpr unsigned short tcgen05_mma_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_forms1_statement[PtxgenF];
@@ -114,7 +114,7 @@ inline constexpr unsigned short tcgen05_mma_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_forms3_statement[PtxgenF];
@@ -181,7 +181,7 @@ inline constexpr unsigned short tcgen05_mma_forms5_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_forms5_statement[PtxgenF];
@@ -248,7 +248,7 @@ inline constexpr unsigned short tcgen05_mma_forms7_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_forms7_statement[PtxgenF];
@@ -534,7 +534,7 @@ inline constexpr unsigned short tcgen05_mma_sp_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_sp_forms1_statement[PtxgenF];
@@ -590,7 +590,7 @@ inline constexpr unsigned short tcgen05_mma_sp_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_sp_forms3_statement[PtxgenF];
@@ -657,7 +657,7 @@ inline constexpr unsigned short tcgen05_mma_sp_forms5_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_sp_forms5_statement[PtxgenF];
@@ -724,7 +724,7 @@ inline constexpr unsigned short tcgen05_mma_sp_forms7_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_mma_sp_forms7_statement[PtxgenF];

@@ -92,7 +92,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, int v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, long long v) {
     return v >= 0 && v <= 15;
     return false;
 }
@@ -213,7 +213,7 @@ inline constexpr long long tcgen05_mma_forms1_table[] = {
     97024, 97280, 97536, 97792,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
 }  // namespace detail
@@ -237,7 +237,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -374,7 +374,7 @@ inline constexpr long long tcgen05_mma_forms3_table[] = {
     97024, 97280, 97536, 97792,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
 }  // namespace detail
@@ -399,7 +399,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -537,7 +537,7 @@ inline constexpr long long tcgen05_mma_forms5_table[] = {
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d);
 
 }  // namespace detail
@@ -561,7 +561,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -698,7 +698,7 @@ inline constexpr long long tcgen05_mma_forms7_table[] = {
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d);
 
 }  // namespace detail
@@ -723,7 +723,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1445,7 +1445,7 @@ inline constexpr long long tcgen05_mma_sp_forms1_table[] = {
     97024, 97280, 97536, 97792,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
 }  // namespace detail
@@ -1470,7 +1470,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1610,7 +1610,7 @@ inline constexpr long long tcgen05_mma_sp_forms3_table[] = {
     97024, 97280, 97536, 97792,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
 }  // namespace detail
@@ -1636,7 +1636,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1777,7 +1777,7 @@ inline constexpr long long tcgen05_mma_sp_forms5_table[] = {
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d);
 
 }  // namespace detail
@@ -1802,7 +1802,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1942,7 +1942,7 @@ inline constexpr long long tcgen05_mma_sp_forms7_table[] = {
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
-template <long long PtxgenF, int PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d);
 
 }  // namespace detail
@@ -1968,7 +1968,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, int PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,

@@ -42,7 +42,7 @@ inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
     0, 1, 0, 1,
 };
 
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_alloc_forms1_statement[PtxgenF];
@@ -82,7 +82,7 @@ inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
     0, 1, 0, 1,
 };
 
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_alloc_exclusive_forms1_statement[PtxgenF];
@@ -121,7 +121,7 @@ inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
     0, 0,
 };
 
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_dealloc_forms1_statement[PtxgenF];
@@ -159,7 +159,7 @@ inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
     0, 0,
 };
 
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_dealloc_exclusive_forms1_statement[PtxgenF];
@@ -241,7 +241,7 @@ inline constexpr unsigned short tcgen05_ld_forms1_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
 };
 
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_ld_forms1_statement[PtxgenF];
@@ -343,7 +343,7 @@ inline constexpr unsigned short tcgen05_ld_red_forms1_statement[] = {
     11, 11, 10, 10, 10, 10, 11, 11, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13, 13,
 };
 
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_ld_red_forms1_statement[PtxgenF];
@@ -455,7 +455,7 @@ inline constexpr unsigned short tcgen05_st_forms1_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
 };
 
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tcgen05_st_forms1_statement[PtxgenF];

@@ -363,7 +363,7 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape sh
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type, long long v) {
     return v >= 0;
     return false;
 }
@@ -418,7 +418,7 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_redval([[maybe_unused]] tcgen05_ld_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type, long long v) {
     return v >= 0;
     return false;
 }
@@ -538,7 +538,7 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r([[maybe_unused]] tcgen05_st_shape sh
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type, long long v) {
     return v >= 0;
     return false;
 }
@@ -689,7 +689,7 @@ inline constexpr long long tcgen05_alloc_forms1_table[] = {
     0, 256, 512, 768,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst);
 
 }  // namespace detail
@@ -707,7 +707,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst);
  *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, int PtxgenNcols>
+template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, long long PtxgenNcols>
 PTXGEN_PTX_DEVICE void tcgen05_alloc(
     detail::reg_t<detail::tcgen05_alloc_type_dst(false, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
     imm_t<PtxgenNcols> ncols
@@ -791,7 +791,7 @@ inline constexpr long long tcgen05_alloc_exclusive_forms1_table[] = {
     0, 256, 512, 768,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst);
 
 }  // namespace detail
@@ -809,7 +809,7 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst);
  *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32), the same in every thread of the warp
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, int PtxgenNcols>
+template <int PtxgenCtaGroup, tcgen05_alloc_ss PtxgenSs = tcgen05_alloc_ss::none, long long PtxgenNcols>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     detail::reg_t<detail::tcgen05_alloc_type_dst(true, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32)> dst,
     imm_t<PtxgenNcols> ncols
@@ -892,7 +892,7 @@ inline constexpr long long tcgen05_dealloc_forms1_table[] = {
     0, 256,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr);
 
 }  // namespace detail
@@ -909,7 +909,7 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr);
  *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, int PtxgenNcols>
+template <int PtxgenCtaGroup, long long PtxgenNcols>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     std::uint32_t taddr,
     imm_t<PtxgenNcols> ncols
@@ -992,7 +992,7 @@ inline constexpr long long tcgen05_dealloc_exclusive_forms1_table[] = {
     0, 256,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenNcols, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr);
 
 }  // namespace detail
@@ -1009,7 +1009,7 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr);
  *   ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of 32)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, int PtxgenNcols>
+template <int PtxgenCtaGroup, long long PtxgenNcols>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     std::uint32_t taddr,
     imm_t<PtxgenNcols> ncols
@@ -1156,7 +1156,7 @@ inline constexpr long long tcgen05_ld_forms1_table[] = {
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr);
 
 }  // namespace detail
@@ -1176,7 +1176,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr);
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, int PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_ld(
     PtxgenElem0 (&r)[PtxgenLength0],
     std::uint32_t taddr,
@@ -1305,7 +1305,7 @@ inline constexpr long long tcgen05_ld_red_forms1_table[] = {
     95744, 96000, 96256, 97280,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr);
 
 }  // namespace detail
@@ -1328,7 +1328,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, Ptxg
  *   imm_half_splitoff: offset of the second .16x32b access from taddr
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, int PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
     PtxgenElem0 (&r)[PtxgenLength0],
     std::uint32_t taddr,
@@ -1510,7 +1510,7 @@ inline constexpr long long tcgen05_st_forms1_table[] = {
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
-template <long long PtxgenF, int PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r);
 
 }  // namespace detail
@@ -1530,7 +1530,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r);
  *   r: source registers (Table 50)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, int PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_st(
     std::uint32_t taddr,
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff,

@@ -47,7 +47,7 @@ inline constexpr unsigned short tensormap_replace_dim_forms0_statement[] = {
     0, 0, 1, 0, 0, 1, 2, 2, 3, 0, 0, 1,
 };
 
-template <long long PtxgenF, int PtxgenOrd, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tensormap_replace_dim_forms0_statement[PtxgenF];
@@ -72,7 +72,7 @@ inline constexpr unsigned short tensormap_replace_code_forms0_statement[] = {
     0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1,
 };
 
-template <long long PtxgenF, int PtxgenNewValImm, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tensormap_replace_code_forms0_statement[PtxgenF];
@@ -92,7 +92,7 @@ inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
     0, 0, 0, 0,
 };
 
-template <long long PtxgenF, int PtxgenSize, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = tensormap_cp_fenceproxy_forms0_statement[PtxgenF];

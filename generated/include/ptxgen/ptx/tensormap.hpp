@@ -137,12 +137,12 @@ PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val([[maybe_unused]] tensorm
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
     return v >= 0 && v <= 4;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, int v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
     if ((field == tensormap_replace_field::elemtype)) {
         return v >= 0 && v <= 12;
     }
@@ -161,7 +161,7 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tens
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tensormap_cp_fenceproxy_spaces spaces, [[maybe_unused]] tensormap_cp_fenceproxy_proxy proxy, [[maybe_unused]] tensormap_cp_fenceproxy_sem sem, [[maybe_unused]] tensormap_cp_fenceproxy_scope scope, [[maybe_unused]] tensormap_cp_fenceproxy_sync_aligned sync_aligned, int v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tensormap_cp_fenceproxy_spaces spaces, [[maybe_unused]] tensormap_cp_fenceproxy_proxy proxy, [[maybe_unused]] tensormap_cp_fenceproxy_sem sem, [[maybe_unused]] tensormap_cp_fenceproxy_scope scope, [[maybe_unused]] tensormap_cp_fenceproxy_sync_aligned sync_aligned, long long v) {
     return v == 128;
     return false;
 }
@@ -235,7 +235,7 @@ inline constexpr long long tensormap_replace_dim_forms0_table[] = {
     3584, 3840, 4096, 4352,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, int PtxgenOrd, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val);
 
 }  // namespace detail
@@ -254,7 +254,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_
  *   new_val: the new value of the field
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, int PtxgenOrd>
+template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, long long PtxgenOrd>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim(
     detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> addr,
     imm_t<PtxgenOrd> ord,
@@ -298,7 +298,7 @@ inline constexpr long long tensormap_replace_code_forms0_table[] = {
     6656, 6913, 7169, 7425, 7680, 7936, 8192,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, int PtxgenNewValImm, class PtxgenA0>
+template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr);
 
 }  // namespace detail
@@ -316,7 +316,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr);
  *   new_val_imm: the new enumerator code of the field (an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, int PtxgenNewValImm>
+template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, long long PtxgenNewValImm>
 PTXGEN_PTX_DEVICE void tensormap_replace_code(
     detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> addr,
     imm_t<PtxgenNewValImm> new_val_imm
@@ -359,7 +359,7 @@ inline constexpr long long tensormap_cp_fenceproxy_forms0_table[] = {
     0, 256, 512, 768,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, int PtxgenSize, class PtxgenA0, class PtxgenA1>
+template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src);
 
 }  // namespace detail
@@ -377,7 +377,7 @@ PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src
  *   size: the size of the tensor map in bytes, always 128
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <tensormap_cp_fenceproxy_scope PtxgenScope, int PtxgenSize>
+template <tensormap_cp_fenceproxy_scope PtxgenScope, long long PtxgenSize>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(
     void* dst,
     ::ptxgen::ptx::shared_address src,

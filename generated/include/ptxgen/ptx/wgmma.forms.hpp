@@ -47,7 +47,7 @@ inline constexpr unsigned short wgmma_mma_async_forms0_statement[] = {
     43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
 };
 
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_forms0_statement[PtxgenF];
@@ -154,7 +154,7 @@ inline constexpr unsigned short wgmma_mma_async_forms1_statement[] = {
     43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
 };
 
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_forms1_statement[PtxgenF];
@@ -315,7 +315,7 @@ inline constexpr unsigned short wgmma_mma_async_forms2_statement[] = {
     28, 28, 28, 28, 28, 61, 61, 61, 61, 29, 29, 29, 29, 29, 62, 62, 62, 62, 30, 30, 30, 30, 30, 63, 63, 63, 63, 31, 31, 31, 31, 31,
 };
 
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_forms2_statement[PtxgenF];
@@ -476,7 +476,7 @@ inline constexpr unsigned short wgmma_mma_async_forms3_statement[] = {
     28, 28, 28, 28, 28, 61, 61, 61, 61, 29, 29, 29, 29, 29, 62, 62, 62, 62, 30, 30, 30, 30, 30, 63, 63, 63, 63, 31, 31, 31, 31, 31,
 };
 
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_forms3_statement[PtxgenF];
@@ -745,7 +745,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms0_statement[] = {
     43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms0_statement[PtxgenF];
@@ -852,7 +852,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms1_statement[] = {
     43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms1_statement[PtxgenF];
@@ -1013,7 +1013,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms2_statement[] = {
     28, 28, 28, 28, 28, 61, 61, 61, 61, 29, 29, 29, 29, 29, 62, 62, 62, 62, 30, 30, 30, 30, 30, 63, 63, 63, 63, 31, 31, 31, 31, 31,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms2_statement[PtxgenF];
@@ -1174,7 +1174,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms3_statement[] = {
     28, 28, 28, 28, 28, 61, 61, 61, 61, 29, 29, 29, 29, 29, 62, 62, 62, 62, 30, 30, 30, 30, 30, 63, 63, 63, 63, 31, 31, 31, 31, 31,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms3_statement[PtxgenF];
@@ -1295,7 +1295,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms4_statement[] = {
     16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 17, 17, 17,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms4_statement[PtxgenF];
@@ -1370,7 +1370,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms5_statement[] = {
     16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 17, 17, 17,
 };
 
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     constexpr int ptxgen_k = wgmma_mma_async_sp_forms5_statement[PtxgenF];

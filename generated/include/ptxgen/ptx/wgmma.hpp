@@ -138,22 +138,22 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_count_d([[maybe_unused]] int n, [[maybe
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
     return v == 0 || v == 1;
     return false;
 }
@@ -195,7 +195,7 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d([[maybe_unused]] int n, [[ma
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
     if ((atype == wgmma_mma_async_sp_atype::f16)) {
         return v == 0 || v == 1;
     }
@@ -209,27 +209,27 @@ PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_wait_group_ok_n(int v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_wait_group_ok_n(long long v) {
     return v >= 0;
     return false;
 }
@@ -311,7 +311,7 @@ inline constexpr long long wgmma_mma_async_forms0_table[] = {
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
 }  // namespace detail
@@ -338,7 +338,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
     PtxgenElem0 (&d)[PtxgenLength0],
     std::uint64_t a_desc,
@@ -414,7 +414,7 @@ inline constexpr long long wgmma_mma_async_forms1_table[] = {
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
 }  // namespace detail
@@ -440,7 +440,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_reg
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a_regs)[PtxgenLength1],
@@ -538,7 +538,7 @@ inline constexpr long long wgmma_mma_async_forms2_table[] = {
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
 }  // namespace detail
@@ -563,7 +563,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *   imm_scale_b: 1, or -1 to negate B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
     PtxgenElem0 (&d)[PtxgenLength0],
     std::uint64_t a_desc,
@@ -657,7 +657,7 @@ inline constexpr long long wgmma_mma_async_forms3_table[] = {
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d);
 
 }  // namespace detail
@@ -682,7 +682,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_reg
  *   imm_scale_b: 1, or -1 to negate B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a_regs)[PtxgenLength1],
@@ -952,7 +952,7 @@ inline constexpr long long wgmma_mma_async_sp_forms0_table[] = {
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -980,7 +980,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, P
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransA, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
     std::uint64_t a_desc,
@@ -1056,7 +1056,7 @@ inline constexpr long long wgmma_mma_async_sp_forms1_table[] = {
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -1083,7 +1083,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_
  *   imm_trans_b: 1 transposes B (.f16 / .bf16 only)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, int PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a_regs)[PtxgenLength1],
@@ -1181,7 +1181,7 @@ inline constexpr long long wgmma_mma_async_sp_forms2_table[] = {
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -1207,7 +1207,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, P
  *   imm_scale_b: 1, or -1 to negate B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
     std::uint64_t a_desc,
@@ -1301,7 +1301,7 @@ inline constexpr long long wgmma_mma_async_sp_forms3_table[] = {
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -1327,7 +1327,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_
  *   imm_scale_b: 1, or -1 to negate B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, int PtxgenImmScaleA, int PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a_regs)[PtxgenLength1],
@@ -1404,7 +1404,7 @@ inline constexpr long long wgmma_mma_async_sp_forms4_table[] = {
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -1428,7 +1428,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, P
  *   scale_d: false computes D = A * B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
     std::uint64_t a_desc,
@@ -1501,7 +1501,7 @@ inline constexpr long long wgmma_mma_async_sp_forms5_table[] = {
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
-template <long long PtxgenF, int PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d);
 
 }  // namespace detail
@@ -1525,7 +1525,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_
  *   scale_d: false computes D = A * B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, int PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a_regs)[PtxgenLength1],
@@ -1619,7 +1619,7 @@ PTXGEN_PTX_DEVICE void wgmma_commit_group(
  *   n: the number of wgmma-groups that may stay pending
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenN>
+template <long long PtxgenN>
 PTXGEN_PTX_DEVICE void wgmma_wait_group(
     imm_t<PtxgenN> n
 ) {
