@@ -1034,6 +1034,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
+                        {
+                            "name": "report",
+                            "text": ".{}",
+                            "values": [
+                                "mbarrier::report::disabled",
+                                "mbarrier::report::validity::per_16bytes::8",
+                                "mbarrier::report::validity::per_16bytes::80",
+                                "mbarrier::report::validity::per_16bytes::8000",
+                                "mbarrier::report::validity::per_16bytes::80000000",
+                                "mbarrier::report::validity::per_element::ff",
+                            ],
+                            "optional": True,
+                        },
+                        {"name": "override", "text": ".override::global_address", "flag": True},
                     ],
                     "operands": [
                         {
@@ -1057,6 +1071,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             },
                             "object": "tensormap",
+                        },
+                        {
+                            "name": "global_address",
+                            "kind": "register",
+                            "type": "b64",
+                            "in_tensor": True,
+                            "when": {"override": True},
                         },
                         {
                             "name": "src_mem",
@@ -1145,7 +1166,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "message": (
                                 "a store copies .shared::cta to .global with .bulk_group, a "
-                                "store mode, no multicast, CTA group or report"
+                                "store mode, no multicast or CTA group"
                             ),
                         },
                         {
@@ -1174,6 +1195,56 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "require": {"dim": ["3d", "4d", "5d"]},
                             "message": "the im2col modes need 3d to 5d",
+                        },
+                        {
+                            "id": "report-subset",
+                            "when": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "require": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "load_mode": "tile",
+                                "multicast": ["none", "multicast::cluster::32b"],
+                                "cache_hint": False,
+                                "override": False,
+                            },
+                            "ptxas_accepts": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "message": (
+                                "ptxgen offers the report modes on .tile loads without "
+                                ".L2::cache_hint, 16-bit .multicast::cluster or "
+                                ".override::global_address"
+                            ),
+                        },
+                        {
+                            "id": "override-subset",
+                            "when": {"override": True},
+                            "require": {
+                                "load_mode": ["tile", "tile::scatter4"],
+                                "multicast": "none",
+                                "cache_hint": False,
+                            },
+                            "ptxas_accepts": {"override": True},
+                            "message": (
+                                "ptxgen offers .override::global_address on .tile loads and "
+                                ".tile / .tile::scatter4 stores without multicast or "
+                                ".L2::cache_hint"
+                            ),
                         },
                     ],
                     "gates": [
@@ -1225,6 +1296,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "report",
+                            "when": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "override",
+                            "when": {"override": True},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -1233,6 +1325,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["none", "tile", "tile::gather4"],
                                 "multicast": "none",
+                                "override": False,
                             },
                         },
                         {
@@ -1260,6 +1353,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                         {
+                            "name": "cp_async_bulk_tensor_load_override",
+                            "when": {"dst": ["shared::cluster", "shared::cta"], "override": True},
+                        },
+                        {
                             "name": "cp_async_bulk_tensor_load_im2col_multicast",
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
@@ -1275,7 +1372,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "multicast": ["multicast::cluster", "multicast::cluster::32b"],
                             },
                         },
-                        {"name": "cp_async_bulk_tensor_store", "when": {"dst": "global"}},
+                        {
+                            "name": "cp_async_bulk_tensor_store",
+                            "when": {"dst": "global", "override": False},
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_store_override",
+                            "when": {"dst": "global", "override": True},
+                        },
                     ],
                 },
                 {
@@ -6961,7 +7065,7 @@ FORM_COUNTS: dict[str, int] = {
     "cp_reduce_async_bulk": 68,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
-    "cp_async_bulk_tensor": 508,
+    "cp_async_bulk_tensor": 814,
     "cp_async_bulk_prefetch_tensor": 60,
     "cp_reduce_async_bulk_tensor": 224,
     "fence_thread": 22,
@@ -7046,7 +7150,7 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_wait_group":
         "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
     "cp_async_bulk_tensor":
-        "3eadcc3ef67c07f882937bcf427b299d0beb38cc251596d9ff20f3d8706d04a8",
+        "af134d42c65339e528d7ae117472547df65dc8cfb94baf98c00932a0f1c2155d",
     "cp_async_bulk_prefetch_tensor":
         (
         "9e263deb02969ea515c220d9b9419ebe8f2ea92cb6060c5cce660be553b5b2e6"
@@ -7654,7 +7758,10 @@ def cp_async_bulk_tensor(
     multicast: str | None = None,
     cta_group: str | None = None,
     cache_hint: bool = False,
+    report: str | None = None,
+    override: bool = False,
     dst_mem: str | None = None,
+    global_address: str | None = None,
     src_mem: str | None = None,
     mbar: str | None = None,
     im2col_offsets: Sequence[str] | None = None,
@@ -7677,7 +7784,11 @@ def cp_async_bulk_tensor(
     {wHalo, wOffset}; .tile::gather4 (2d) loads four rows {col, row0..row3}; .cta_group::2
     lets the mbarrier be in the peer CTA of a CTA pair. Stores (.global.shared::cta) copy a
     box (or, with .tile::scatter4, four rows; with .im2col_no_offs, an im2col box) from
-    shared::cta memory to the tensor and join the bulk async-group.
+    shared::cta memory to the tensor and join the bulk async-group. On sm_107 (PTX ISA 9.4) a
+    .tile load may choose how it reports to the mbarrier (.mbarrier::report::disabled, or a
+    validity report of the copied data), and .override::global_address (.tile loads, .tile
+    and .tile::scatter4 stores) copies from / to globalAddress instead of the tensor map's
+    global address.
 
     Qualifiers:
         dim: one of 1d, 2d, 3d, 4d, 5d.
@@ -7691,12 +7802,24 @@ def cp_async_bulk_tensor(
             copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
         cta_group: one of cta_group::1, cta_group::2 (None leaves it out).
         cache_hint: True writes .L2::cache_hint.
+        report: one of mbarrier::report::disabled,
+            mbarrier::report::validity::per_16bytes::8,
+            mbarrier::report::validity::per_16bytes::80,
+            mbarrier::report::validity::per_16bytes::8000,
+            mbarrier::report::validity::per_16bytes::80000000,
+            mbarrier::report::validity::per_element::ff (None leaves it out). how the load
+            reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the
+            bytes only
+        override: True writes .override::global_address. copy from / to global_address
+            instead of the tensor map's global address (PTX ISA 9.4, sm_107)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is
             accepted too) (only when dst = {shared::cluster, shared::cta}).
         tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned
             CUtensorMap and the coordinates.
+        global_address: the global address that replaces the tensor map's (written
+            [tensorMap, globalAddress, tensorCoords]) (only when override = true).
         src_mem: the source box in shared::cta memory (stores) (only when dst = global).
         mbar: the mbarrier object (32-bit shared address) (only when dst = {shared::cluster,
             shared::cta}).
@@ -7714,7 +7837,10 @@ def cp_async_bulk_tensor(
         "multicast": multicast,
         "cta_group": cta_group,
         "cache_hint": cache_hint,
+        "report": report,
+        "override": override,
         "dst_mem": dst_mem,
+        "global_address": global_address,
         "src_mem": src_mem,
         "mbar": mbar,
         "im2col_offsets": im2col_offsets,

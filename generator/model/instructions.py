@@ -288,6 +288,7 @@ class Operand:
     joined: bool = False  # written d|p: joined to the operand before it with |
     # the C++ wrapper also takes the value as imm<V>, checked against immediate_values
     immediate_overload: bool = False
+    in_tensor: bool = False  # written inside the tensor operand before it, after the map
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -489,6 +490,7 @@ class OperandUse:
     immediate: bool = False  # a register operand that may be written as an immediate
     immediate_values: Any = None  # the immediates allowed then (None: any)
     joined: bool = False  # written joined to the operand before it with | (d|p)
+    in_tensor: bool = False  # written inside the tensor operand before it: [map, this, {..}]
 
 
 @dataclass(frozen=True)
@@ -965,7 +967,8 @@ class Instruction:
             elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
             alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
             immediate_values=None if op.immediate_values is None
-            else immediate_range(op.immediate_values, form), joined=op.joined)
+            else immediate_range(op.immediate_values, form), joined=op.joined,
+            in_tensor=op.in_tensor)
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -1054,7 +1057,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("immediate") == "allowed", o.get("immediate_values"),
                            tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
                                  for d in o.get("immediate_deviations", ())),
-                           bool(o.get("joined")), bool(o.get("immediate_overload"))))
+                           bool(o.get("joined")), bool(o.get("immediate_overload")),
+                           bool(o.get("in_tensor"))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1487,10 +1491,15 @@ def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[Oper
 
 def join_operands(uses: Sequence[OperandUse], texts: Sequence[str]) -> str:
     """The operand texts of a form, separated by commas, a ``joined`` operand by ``|``
-    (``d|p, membermask``)."""
+    (``d|p, membermask``), an ``in_tensor`` operand inside the tensor operand before it,
+    after the tensor map (``[map, gaddr, {x, y}]``)."""
     out = texts[0] if texts else ""
     for u, t in zip(uses[1:], texts[1:], strict=True):
-        out += ("|" if u.joined else ", ") + t
+        if u.in_tensor:  # the tensor operand ends the text so far: [map, {coords}]
+            at = out.rindex(", {")
+            out = f"{out[:at]}, {t}{out[at:]}"
+        else:
+            out += ("|" if u.joined else ", ") + t
     return out
 
 

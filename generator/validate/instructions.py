@@ -269,6 +269,13 @@ class _InstrChecker(_Checker):
                 self.err(p + ("immediate_overload",), f"operand {o['name']!r}: an immediate "
                          "overload needs a register operand with immediate: allowed and its "
                          "immediate_values")
+            if o.get("in_tensor"):
+                before = raw["operands"][i - 1] if i else None
+                if (before is None or before.get("kind") != "tensor" or kind != "register"
+                        or o.get("io", "in") != "in" or o.get("optional")
+                        or o.get("immediate")):
+                    self.err(p + ("in_tensor",), f"in_tensor operand {o['name']!r} must be "
+                             "an input register (no immediate) that follows a tensor operand")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
                 # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);

@@ -73,6 +73,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
             kind = f"{o.kind}, joined to the operand before it by |" if o.joined else o.kind
+            if o.in_tensor:
+                kind = f"{o.kind}, inside the tensor operand after the map"
             ops.append({"name": md(o.name), "kind": md(kind), "type": md(str(typ)),
                         "when": md(when), "provenance": md(_prov_text(o.provenance))})
             ptxas_only(f"operand {o.name}", o.provenance)
