@@ -6462,6 +6462,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "fill_mode",
                                 ],
                             },
+                            "value_gates": [
+                                {
+                                    "id": "elemtype-13",
+                                    "when": {"field": "elemtype"},
+                                    "values": {"from": 13, "to": 15},
+                                    "targets": ["sm_100f", "sm_101f", "sm_120f"],
+                                    "since": "8.7",
+                                },
+                                {
+                                    "id": "swizzle-mode-4",
+                                    "when": {"field": "swizzle_mode"},
+                                    "values": [4],
+                                    "targets": ["sm_103a", "sm_107a"],
+                                    "since": "8.8",
+                                },
+                            ],
                         },
                     ],
                     "rules": [
@@ -7313,6 +7329,7 @@ def clusterlaunchcontrol_try_cancel(
     size: str = "b128",
     addr: str,
     mbar: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``clusterlaunchcontrol.try_cancel.async``: request the cancellation of a cluster that has
     not started.
@@ -7335,6 +7352,8 @@ def clusterlaunchcontrol_try_cancel(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: where the 16-byte response is written (naturally aligned).
         mbar: the mbarrier that tracks the completion.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7345,7 +7364,7 @@ def clusterlaunchcontrol_try_cancel(
         "size": size,
         "addr": addr,
         "mbar": mbar,
-    })
+    }, ptx_isa)
 
 
 def clusterlaunchcontrol_query_cancel(
@@ -7358,6 +7377,7 @@ def clusterlaunchcontrol_query_cancel(
     query: str,
     type: str,
     response: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``clusterlaunchcontrol.query_cancel``: decode the response of
     clusterlaunchcontrol.try_cancel.
@@ -7384,6 +7404,8 @@ def clusterlaunchcontrol_query_cancel(
             register (only when query = get_first_ctaid).
         response: the 16-byte response of clusterlaunchcontrol.try_cancel, loaded from shared
             memory.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7396,7 +7418,7 @@ def clusterlaunchcontrol_query_cancel(
         "query": query,
         "type": type,
         "response": response,
-    })
+    }, ptx_isa)
 
 
 def cp_async(
@@ -7412,6 +7434,7 @@ def cp_async(
     dst_mem: str,
     src_mem: str,
     cp_size: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async``: asynchronous copy of 4, 8 or 16 bytes from global to shared memory.
 
@@ -7436,6 +7459,8 @@ def cp_async(
         src_size: read only this many bytes and zero-fill the rest (optional).
         ignore_src: when true, do not read the source (zero-fill) (optional).
         cache_policy: the L2 cache policy (createpolicy) (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7451,10 +7476,13 @@ def cp_async(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "cp_size": cp_size,
-    })
+    }, ptx_isa)
 
 
-def cp_async_commit_group() -> str:
+def cp_async_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.commit_group``: commit the pending cp.async operations into a group.
 
     Commits the executing thread's prior uncommitted cp.async operations into a
@@ -7463,16 +7491,19 @@ def cp_async_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_wait_group(
     *,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.wait_group``: wait until at most N cp.async-groups are pending.
 
@@ -7483,15 +7514,20 @@ def cp_async_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: the number of groups that may stay pending (an immediate).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_wait_group"), {
         "n": n,
-    })
+    }, ptx_isa)
 
 
-def cp_async_wait_all() -> str:
+def cp_async_wait_all(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.wait_all``: wait for every pending cp.async operation.
 
     Equivalent to cp.async.commit_group followed by cp.async.wait_group 0.
@@ -7499,11 +7535,13 @@ def cp_async_wait_all() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_wait_all"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_mbarrier_arrive(
@@ -7512,6 +7550,7 @@ def cp_async_mbarrier_arrive(
     space: str | None = None,
     type: str = "b64",
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.mbarrier.arrive``: arrive on an mbarrier object when the thread's prior
     cp.async operations complete.
@@ -7527,6 +7566,8 @@ def cp_async_mbarrier_arrive(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7535,7 +7576,7 @@ def cp_async_mbarrier_arrive(
         "space": space,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk(
@@ -7557,6 +7598,7 @@ def cp_async_bulk(
     dst_mem: str,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk``: bulk asynchronous copy between global and shared memory.
 
@@ -7594,6 +7636,8 @@ def cp_async_bulk(
             {multicast::cluster, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         byte_mask: register (only when cp_mask = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7615,7 +7659,7 @@ def cp_async_bulk(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_prefetch(
@@ -7626,6 +7670,7 @@ def cp_async_bulk_prefetch(
     cache_policy: str | None = None,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.prefetch``: bulk prefetch of global memory into L2.
 
@@ -7641,6 +7686,8 @@ def cp_async_bulk_prefetch(
         src_mem: address.
         size: register.
         cache_policy: register (only when hint = L2::cache_hint).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7651,7 +7698,7 @@ def cp_async_bulk_prefetch(
         "cache_policy": cache_policy,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def cp_reduce_async_bulk(
@@ -7668,6 +7715,7 @@ def cp_reduce_async_bulk(
     dst_mem: str,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.reduce.async.bulk``: bulk asynchronous reduction into shared::cluster or global
     memory.
@@ -7691,6 +7739,8 @@ def cp_reduce_async_bulk(
         size: register.
         mbar: address (only when completion = mbarrier::complete_tx::bytes).
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7707,10 +7757,13 @@ def cp_reduce_async_bulk(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
-def cp_async_bulk_commit_group() -> str:
+def cp_async_bulk_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.bulk.commit_group``: commit the pending bulk async operations into a bulk
     async-group.
 
@@ -7720,17 +7773,20 @@ def cp_async_bulk_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_wait_group(
     *,
     read: bool = False,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.wait_group``: wait until at most N bulk async-groups are pending.
 
@@ -7743,13 +7799,15 @@ def cp_async_bulk_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: immediate.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk_wait_group"), {
         "read": read,
         "n": n,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_tensor(
@@ -7773,6 +7831,7 @@ def cp_async_bulk_tensor(
     src: str,
     completion: str,
     tensor: tuple[str, Sequence[str]],
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.tensor``: TMA copy of a tensor tile between global and shared memory.
 
@@ -7829,6 +7888,8 @@ def cp_async_bulk_tensor(
         cta_mask: the destination CTAs (only when multicast = {multicast::cluster,
             multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7852,7 +7913,7 @@ def cp_async_bulk_tensor(
         "src": src,
         "completion": completion,
         "tensor": tensor,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_prefetch_tensor(
@@ -7866,6 +7927,7 @@ def cp_async_bulk_prefetch_tensor(
     cache_policy: str | None = None,
     dim: str,
     tensor: tuple[str, Sequence[str]],
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.prefetch.tensor``: TMA prefetch of a tensor tile into L2.
 
@@ -7886,6 +7948,8 @@ def cp_async_bulk_prefetch_tensor(
         im2col_offsets: vector (only when load_mode = im2col).
         im2col_w: vector (only when load_mode = {im2col::w, im2col::w::128}).
         cache_policy: register (only when hint = L2::cache_hint).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7899,7 +7963,7 @@ def cp_async_bulk_prefetch_tensor(
         "cache_policy": cache_policy,
         "dim": dim,
         "tensor": tensor,
-    })
+    }, ptx_isa)
 
 
 def cp_reduce_async_bulk_tensor(
@@ -7914,6 +7978,7 @@ def cp_reduce_async_bulk_tensor(
     redop: str,
     tensor: tuple[str, Sequence[str]],
     src_mem: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.reduce.async.bulk.tensor``: TMA reduction of a shared::cta tile into a global
     tensor.
@@ -7934,6 +7999,8 @@ def cp_reduce_async_bulk_tensor(
         tensor: [tensorMap, tensorCoords].
         src_mem: address.
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7948,7 +8015,7 @@ def cp_reduce_async_bulk_tensor(
         "redop": redop,
         "tensor": tensor,
         "src_mem": src_mem,
-    })
+    }, ptx_isa)
 
 
 def fence_thread(
@@ -7956,6 +8023,7 @@ def fence_thread(
     sem: str | None = None,
     restrict: str | None = None,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence``: thread fence (memory ordering with a semantics and a scope).
 
@@ -7972,6 +8040,8 @@ def fence_thread(
         scope: one of cta, cluster, gpu, sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7979,13 +8049,14 @@ def fence_thread(
         "sem": sem,
         "restrict": restrict,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_mbarrier_init(
     *,
     sem: str = "release",
     scope: str = "cluster",
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.mbarrier_init``: release fence for prior mbarrier.init operations, at cluster
     scope.
@@ -7999,13 +8070,15 @@ def fence_mbarrier_init(
         scope: one of cluster.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("fence_mbarrier_init"), {
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_alias(
@@ -8013,6 +8086,7 @@ def fence_alias(
     restrict: str = "read",
     sem: str = "release",
     scope: str = "sys",
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.alias``: release fence restricted to reads, alias proxy (PTX ISA 9.5).
 
@@ -8025,6 +8099,8 @@ def fence_alias(
         scope: one of sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8032,7 +8108,7 @@ def fence_alias(
         "restrict": restrict,
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy(
@@ -8040,6 +8116,7 @@ def fence_proxy(
     sem: str | None = None,
     scope: str | None = None,
     proxykind: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy``: bi-directional proxy fence.
 
@@ -8055,6 +8132,8 @@ def fence_proxy(
         scope: one of sys (None leaves it out). PTX ISA 9.4, with .acquire / .release
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8062,7 +8141,7 @@ def fence_proxy(
         "sem": sem,
         "scope": scope,
         "proxykind": proxykind,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy_tensormap(
@@ -8071,6 +8150,7 @@ def fence_proxy_tensormap(
     size: int | None = None,
     sem: str,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy.tensormap::generic``: uni-directional proxy fence between the generic and
     the tensormap proxy.
@@ -8087,6 +8167,8 @@ def fence_proxy_tensormap(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: generic address of the 128-byte tensor map (only when sem = acquire).
         size: always 128 (only when sem = acquire).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8095,7 +8177,7 @@ def fence_proxy_tensormap(
         "size": size,
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy_async_generic(
@@ -8103,6 +8185,7 @@ def fence_proxy_async_generic(
     sem: str,
     restrict: str,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy.async::generic``: uni-directional proxy fence between the generic and the
     async proxy, restricted to shared memory.
@@ -8117,6 +8200,8 @@ def fence_proxy_async_generic(
         scope: one of cta, cluster.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8124,12 +8209,13 @@ def fence_proxy_async_generic(
         "sem": sem,
         "restrict": restrict,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def membar_level(
     *,
     level: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``membar``: memory barrier (old style).
 
@@ -8139,17 +8225,20 @@ def membar_level(
         level: one of cta, gl, sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("membar_level"), {
         "level": level,
-    })
+    }, ptx_isa)
 
 
 def membar_proxy(
     *,
     proxykind: str = "alias",
+    ptx_isa: str | None = None,
 ) -> str:
     """``membar.proxy``: old-style proxy fence.
 
@@ -8159,12 +8248,14 @@ def membar_proxy(
         proxykind: one of alias.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("membar_proxy"), {
         "proxykind": proxykind,
-    })
+    }, ptx_isa)
 
 
 def ldmatrix(
@@ -8176,6 +8267,7 @@ def ldmatrix(
     type: str,
     d: Sequence[str],
     p: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``ldmatrix.sync.aligned``: warp-collective load of matrices from shared memory.
 
@@ -8196,6 +8288,8 @@ def ldmatrix(
         d: destination fragment registers.
         p: address of this thread's row: a generic 64-bit address without a state space, a
             32-bit shared memory address with .shared{::cta}.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8207,7 +8301,7 @@ def ldmatrix(
         "type": type,
         "d": d,
         "p": p,
-    })
+    }, ptx_isa)
 
 
 def stmatrix(
@@ -8219,6 +8313,7 @@ def stmatrix(
     type: str,
     p: str,
     r: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``stmatrix.sync.aligned``: warp-collective store of matrices to shared memory.
 
@@ -8236,6 +8331,8 @@ def stmatrix(
         p: address of this thread's row (generic 64-bit, or 32-bit shared with
             .shared{::cta}).
         r: source fragment registers.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8247,7 +8344,7 @@ def stmatrix(
         "type": type,
         "p": p,
         "r": r,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_init(
@@ -8257,6 +8354,7 @@ def mbarrier_init(
     type: str = "b64",
     addr: str,
     arrival_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.init``: initialize an mbarrier object with an expected arrival count.
 
@@ -8275,6 +8373,8 @@ def mbarrier_init(
         addr: the mbarrier object (a generic address, or a 32-bit shared address with
             .shared{::cta}).
         arrival_count: the expected arrival count, 1 to 2^20 - 1.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8284,7 +8384,7 @@ def mbarrier_init(
         "type": type,
         "addr": addr,
         "arrival_count": arrival_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_inval(
@@ -8292,6 +8392,7 @@ def mbarrier_inval(
     space: str | None = None,
     type: str = "b64",
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.inval``: invalidate an mbarrier object.
 
@@ -8303,6 +8404,8 @@ def mbarrier_inval(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8310,7 +8413,7 @@ def mbarrier_inval(
         "space": space,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_arrive(
@@ -8327,6 +8430,7 @@ def mbarrier_arrive(
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.arrive``: arrive on an mbarrier object (optionally expecting transaction
     bytes).
@@ -8357,6 +8461,8 @@ def mbarrier_arrive(
         tx_count: the transaction bytes to expect (txCount) (only when op = expect_tx).
         cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
             (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8373,7 +8479,7 @@ def mbarrier_arrive(
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_arrive_drop(
@@ -8390,6 +8496,7 @@ def mbarrier_arrive_drop(
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.arrive_drop``: arrive on an mbarrier object and drop out of later phases.
 
@@ -8411,6 +8518,8 @@ def mbarrier_arrive_drop(
         arrival_count: register (optional; only when op = {noComplete, none}).
         tx_count: register (only when op = expect_tx).
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8427,7 +8536,7 @@ def mbarrier_arrive_drop(
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_expect_tx(
@@ -8440,6 +8549,7 @@ def mbarrier_expect_tx(
     cta_mask: str | None = None,
     addr: str,
     tx_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.expect_tx``: raise the tx-count of the current phase.
 
@@ -8457,6 +8567,8 @@ def mbarrier_expect_tx(
         addr: address.
         tx_count: the transaction bytes to expect.
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8469,7 +8581,7 @@ def mbarrier_expect_tx(
         "cta_mask": cta_mask,
         "addr": addr,
         "tx_count": tx_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_complete_tx(
@@ -8482,6 +8594,7 @@ def mbarrier_complete_tx(
     cta_mask: str | None = None,
     addr: str,
     tx_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.complete_tx``: lower the tx-count of the current phase.
 
@@ -8499,6 +8612,8 @@ def mbarrier_complete_tx(
         addr: address.
         tx_count: register.
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8511,7 +8626,7 @@ def mbarrier_complete_tx(
         "cta_mask": cta_mask,
         "addr": addr,
         "tx_count": tx_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_test_wait(
@@ -8527,6 +8642,7 @@ def mbarrier_test_wait(
     phase_parity: str | int | None = None,
     wait_complete: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.test_wait``: test (without blocking) whether a phase of an mbarrier object has
     completed.
@@ -8555,6 +8671,8 @@ def mbarrier_test_wait(
         addr: address.
         state: the state token of the phase (only when parity = false).
         phase_parity: the parity (0 / 1) of the phase (only when parity = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8570,7 +8688,7 @@ def mbarrier_test_wait(
         "phase_parity": phase_parity,
         "wait_complete": wait_complete,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_try_wait(
@@ -8587,6 +8705,7 @@ def mbarrier_try_wait(
     suspend_time_hint: str | int | None = None,
     wait_complete: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.try_wait``: wait (potentially blocking, with a time limit) for a phase of an
     mbarrier object.
@@ -8614,6 +8733,8 @@ def mbarrier_try_wait(
         state: register (only when parity = false).
         phase_parity: register (only when parity = true).
         suspend_time_hint: the time limit in nanoseconds (optional).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8630,7 +8751,7 @@ def mbarrier_try_wait(
         "suspend_time_hint": suspend_time_hint,
         "wait_complete": wait_complete,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_pending_count(
@@ -8638,6 +8759,7 @@ def mbarrier_pending_count(
     type: str = "b64",
     pending: str,
     state: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.pending_count``: the pending arrival count recorded in a state token.
 
@@ -8649,6 +8771,8 @@ def mbarrier_pending_count(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         pending: the pending count (returned).
         state: register.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8656,7 +8780,7 @@ def mbarrier_pending_count(
         "type": type,
         "pending": pending,
         "state": state,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_check_layout(
@@ -8666,6 +8790,7 @@ def mbarrier_check_layout(
     layout: str,
     p: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.check_layout``: test whether an mbarrier object has a given layout (PTX ISA
     9.3).
@@ -8680,6 +8805,8 @@ def mbarrier_check_layout(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         p: predicate.
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8689,7 +8816,7 @@ def mbarrier_check_layout(
         "layout": layout,
         "p": p,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mma_sp(
@@ -8708,6 +8835,7 @@ def mma_sp(
     c: Sequence[str],
     sp_meta: str,
     sp_sel: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sp.sync.aligned``: warp-level matrix multiply and accumulate with a
     structured-sparse A.
@@ -8737,6 +8865,8 @@ def mma_sp(
         sp_meta: the sparsity metadata (positions of the non-zero elements of A).
         sp_sel: the sparsity selector (which threads of each group of four hold the
             metadata).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8755,7 +8885,7 @@ def mma_sp(
         "c": c,
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
-    })
+    }, ptx_isa)
 
 
 def mma_sp_ordered_metadata(
@@ -8782,6 +8912,7 @@ def mma_sp_ordered_metadata(
     c: Sequence[str],
     sp_meta: str,
     sp_sel: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sp::ordered_metadata.sync.aligned``: warp-level sparse matrix multiply and
     accumulate with ordered metadata.
@@ -8822,6 +8953,8 @@ def mma_sp_ordered_metadata(
         scale_b: scale factors of B (only when block_scale = true).
         selector_b: {byte-id, thread-id} selecting the scale factors of B (only when
             block_scale = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8848,7 +8981,7 @@ def mma_sp_ordered_metadata(
         "c": c,
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
-    })
+    }, ptx_isa)
 
 
 def mma_sync(
@@ -8874,6 +9007,7 @@ def mma_sync(
     a: Sequence[str],
     b: Sequence[str],
     c: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sync.aligned``: warp-level matrix multiply and accumulate.
 
@@ -8910,6 +9044,8 @@ def mma_sync(
         scale_b: scale factors of B (only when block_scale = true).
         selector_b: {byte-id, thread-id} selecting the scale factors of B (only when
             block_scale = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8935,7 +9071,7 @@ def mma_sync(
         "a": a,
         "b": b,
         "c": c,
-    })
+    }, ptx_isa)
 
 
 def setmaxnreg_action(
@@ -8944,6 +9080,7 @@ def setmaxnreg_action(
     type: str = "u32",
     action: str,
     imm_reg_count: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``setmaxnreg``: hint to change the number of registers owned by the warp.
 
@@ -8958,6 +9095,8 @@ def setmaxnreg_action(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         imm_reg_count: the new number of registers per thread, 24 to 256 in steps of 8.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8966,12 +9105,13 @@ def setmaxnreg_action(
         "type": type,
         "action": action,
         "imm_reg_count": imm_reg_count,
-    })
+    }, ptx_isa)
 
 
 def griddepcontrol_action(
     *,
     action: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``griddepcontrol``: programmatic dependent launch control.
 
@@ -8983,12 +9123,14 @@ def griddepcontrol_action(
         action: one of launch_dependents, wait.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("griddepcontrol_action"), {
         "action": action,
-    })
+    }, ptx_isa)
 
 
 def barrier_cluster(
@@ -8996,6 +9138,7 @@ def barrier_cluster(
     sem: str | None = None,
     aligned: bool = False,
     action: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``barrier.cluster``: cluster-wide barrier, split into arrive and wait.
 
@@ -9011,6 +9154,8 @@ def barrier_cluster(
         aligned: True writes .aligned.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9018,7 +9163,7 @@ def barrier_cluster(
         "sem": sem,
         "aligned": aligned,
         "action": action,
-    })
+    }, ptx_isa)
 
 
 def mapa_address(
@@ -9028,6 +9173,7 @@ def mapa_address(
     d: str,
     a: str,
     b: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mapa``: map an address of this CTA's shared memory to the same variable in another CTA
     of the cluster.
@@ -9046,6 +9192,8 @@ def mapa_address(
         a: the address in this CTA's shared memory (.shared::cta with .shared::cluster, else
             generic).
         b: the rank of the target CTA in the cluster.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9055,7 +9203,7 @@ def mapa_address(
         "d": d,
         "a": a,
         "b": b,
-    })
+    }, ptx_isa)
 
 
 def barrier_named(
@@ -9065,6 +9213,7 @@ def barrier_named(
     b: str | int | None = None,
     action: str,
     a: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``barrier``: named barrier of the CTA (barrier.sync / barrier.arrive).
 
@@ -9081,6 +9230,8 @@ def barrier_named(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the barrier number.
         b: the number of participating threads, a multiple of the warp size (optional).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9090,7 +9241,7 @@ def barrier_named(
         "b": b,
         "action": action,
         "a": a,
-    })
+    }, ptx_isa)
 
 
 def elect_sync(
@@ -9099,6 +9250,7 @@ def elect_sync(
     sink: bool | None = None,
     elected: str,
     membermask: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``elect.sync``: elect one leader thread of the warp.
 
@@ -9115,6 +9267,8 @@ def elect_sync(
         sink: `_`: discard the lane id (one of lane, sink).
         elected: true in the elected leader thread, false in the others.
         membermask: the threads taking part, one bit per lane.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9123,7 +9277,7 @@ def elect_sync(
         "sink": sink,
         "elected": elected,
         "membermask": membermask,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_mma(
@@ -9150,6 +9304,7 @@ def tcgen05_mma(
     b_desc: str,
     idesc: str,
     enable_input_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.mma``: 5th generation TensorCore matrix multiply and accumulate.
 
@@ -9208,6 +9363,8 @@ def tcgen05_mma(
             false, ws = false).
         zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
             (optional; only when ws = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9234,7 +9391,7 @@ def tcgen05_mma(
         "b_desc": b_desc,
         "idesc": idesc,
         "enable_input_d": enable_input_d,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_alloc(
@@ -9246,6 +9403,7 @@ def tcgen05_alloc(
     cta_group: int,
     dst: str,
     ncols: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.alloc``: allocate Tensor Memory columns.
 
@@ -9267,6 +9425,8 @@ def tcgen05_alloc(
             address with .shared::cta, a generic address without.
         ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
             32), the same in every thread of the warp.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9278,7 +9438,7 @@ def tcgen05_alloc(
         "cta_group": cta_group,
         "dst": dst,
         "ncols": ncols,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_dealloc(
@@ -9289,6 +9449,7 @@ def tcgen05_dealloc(
     cta_group: int,
     taddr: str,
     ncols: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.dealloc``: free Tensor Memory columns.
 
@@ -9306,6 +9467,8 @@ def tcgen05_dealloc(
             [tmem_addr descriptor: ptxgen.isa.tmem_addr].
         ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
             32).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9316,13 +9479,14 @@ def tcgen05_dealloc(
         "cta_group": cta_group,
         "taddr": taddr,
         "ncols": ncols,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_relinquish_alloc_permit(
     *,
     sync_aligned: str = "sync.aligned",
     cta_group: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.relinquish_alloc_permit``: give up the right to allocate Tensor Memory.
 
@@ -9333,13 +9497,15 @@ def tcgen05_relinquish_alloc_permit(
         sync_aligned: one of sync.aligned. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_relinquish_alloc_permit"), {
         "sync_aligned": sync_aligned,
         "cta_group": cta_group,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld(
@@ -9351,6 +9517,7 @@ def tcgen05_ld(
     num: int,
     r: Sequence[str],
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.sync.aligned``: warp-collective asynchronous load from Tensor Memory into
     registers.
@@ -9374,6 +9541,8 @@ def tcgen05_ld(
             ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9385,7 +9554,7 @@ def tcgen05_ld(
         "num": num,
         "r": r,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld_red(
@@ -9400,6 +9569,7 @@ def tcgen05_ld_red(
     r: Sequence[str],
     redval: str,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.sync.aligned``: warp-collective asynchronous load from Tensor Memory
     with a min/max reduction across the loaded columns.
@@ -9422,6 +9592,8 @@ def tcgen05_ld_red(
             ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9436,7 +9608,7 @@ def tcgen05_ld_red(
         "r": r,
         "redval": redval,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld_red_spcompress(
@@ -9453,6 +9625,7 @@ def tcgen05_ld_red_spcompress(
     cdata: Sequence[str],
     redval: str,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.spcompress.sync.aligned``: Tensor Memory load with a min/max reduction
     and 2:4 sparse compression.
@@ -9477,6 +9650,8 @@ def tcgen05_ld_red_spcompress(
         redval: the reduction of each lane's loaded values.
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9493,7 +9668,7 @@ def tcgen05_ld_red_spcompress(
         "cdata": cdata,
         "redval": redval,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_st(
@@ -9505,6 +9680,7 @@ def tcgen05_st(
     num: int,
     taddr: str,
     r: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.st.sync.aligned``: warp-collective asynchronous store from registers into
     Tensor Memory.
@@ -9527,6 +9703,8 @@ def tcgen05_st(
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         r: source registers (Table 50).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9538,13 +9716,14 @@ def tcgen05_st(
         "num": num,
         "taddr": taddr,
         "r": r,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_wait(
     *,
     sync_aligned: str = "sync.aligned",
     op: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.wait``: wait for this thread's prior tcgen05.ld (::ld) or tcgen05.st (::st).
 
@@ -9555,18 +9734,21 @@ def tcgen05_wait(
         sync_aligned: one of sync.aligned. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_wait"), {
         "sync_aligned": sync_aligned,
         "op": op,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_fence(
     *,
     kind: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.fence``: order asynchronous tcgen05 operations around thread synchronization.
 
@@ -9578,12 +9760,14 @@ def tcgen05_fence(
         kind: one of before_thread_sync, after_thread_sync.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_fence"), {
         "kind": kind,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_cp(
@@ -9594,6 +9778,7 @@ def tcgen05_cp(
     shape: str,
     taddr: str,
     s_desc: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.cp``: asynchronous copy from shared memory into Tensor Memory.
 
@@ -9616,6 +9801,8 @@ def tcgen05_cp(
             ptxgen.isa.tmem_addr].
         s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40) [smem_desc
             descriptor: ptxgen.isa.smem_desc].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9626,7 +9813,7 @@ def tcgen05_cp(
         "shape": shape,
         "taddr": taddr,
         "s_desc": s_desc,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_shift(
@@ -9634,6 +9821,7 @@ def tcgen05_shift(
     direction: str = "down",
     cta_group: int,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.shift``: asynchronously shift the rows of a Tensor Memory matrix down by one.
 
@@ -9647,6 +9835,8 @@ def tcgen05_shift(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9654,7 +9844,7 @@ def tcgen05_shift(
         "direction": direction,
         "cta_group": cta_group,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_commit(
@@ -9667,6 +9857,7 @@ def tcgen05_commit(
     cta_mask: str | int | None = None,
     cta_group: int,
     mbar: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.commit``: make an mbarrier track the completion of this thread's prior
     asynchronous tcgen05 operations.
@@ -9695,6 +9886,8 @@ def tcgen05_commit(
         cta_mask: bit i set = signal the mbarrier of the CTA with %cluster_ctarank i (only
             when multicast_mode = {multicast::cluster, multicast::cluster::16b,
             multicast::cluster::32b}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9707,7 +9900,7 @@ def tcgen05_commit(
         "cta_mask": cta_mask,
         "cta_group": cta_group,
         "mbar": mbar,
-    })
+    }, ptx_isa)
 
 
 def tensormap_replace(
@@ -9721,6 +9914,7 @@ def tensormap_replace(
     field: str,
     type: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tensormap.replace``: replace one field of a tensor map (CUtensorMap) in memory.
 
@@ -9751,6 +9945,12 @@ def tensormap_replace(
             global_address, global_dim, global_stride, rank}).
         new_val_imm: the new enumerator code of the field (an immediate) (only when field =
             {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}).
+        new_val_imm 13-15 when field = elemtype: allowed on sm_100f, sm_101f, sm_120f from
+            PTX ISA 8.7 [elemtype-13].
+        new_val_imm 4 when field = swizzle_mode: allowed on sm_103a, sm_107a from PTX ISA 8.8
+            [swizzle-mode-4].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9764,7 +9964,7 @@ def tensormap_replace(
         "field": field,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def tensormap_cp_fenceproxy(
@@ -9777,6 +9977,7 @@ def tensormap_cp_fenceproxy(
     dst: str,
     src: str,
     size: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tensormap.cp_fenceproxy``: copy a tensor map from shared::cta to global memory and
     release it to the tensormap proxy.
@@ -9801,6 +10002,8 @@ def tensormap_cp_fenceproxy(
         src: the new tensor map in shared::cta memory (32-bit shared address; ptxas accepts a
             64-bit register too).
         size: the size of the tensor map in bytes, always 128.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9813,7 +10016,7 @@ def tensormap_cp_fenceproxy(
         "dst": dst,
         "src": src,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def wgmma_mma_async(
@@ -9834,6 +10037,7 @@ def wgmma_mma_async(
     d: Sequence[str],
     b_desc: str,
     scale_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.mma_async.sync.aligned``: warpgroup-level asynchronous matrix multiply and
     accumulate.
@@ -9866,6 +10070,8 @@ def wgmma_mma_async(
         imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only) (only when atype =
             {bf16, f16}, a = a_desc).
         imm_trans_b: 1 transposes B (.f16 / .bf16 only) (only when atype = {bf16, f16}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9886,7 +10092,7 @@ def wgmma_mma_async(
         "d": d,
         "b_desc": b_desc,
         "scale_d": scale_d,
-    })
+    }, ptx_isa)
 
 
 def wgmma_mma_async_sp(
@@ -9908,6 +10114,7 @@ def wgmma_mma_async_sp(
     sp_meta: str,
     sp_sel: int,
     scale_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.mma_async.sp.sync.aligned``: warpgroup-level asynchronous matrix multiply and
     accumulate with a structured-sparse A.
@@ -9941,6 +10148,8 @@ def wgmma_mma_async_sp(
         imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only) (only when atype =
             {bf16, f16}, a = a_desc).
         imm_trans_b: 1 transposes B (.f16 / .bf16 only) (only when atype = {bf16, f16}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9962,10 +10171,13 @@ def wgmma_mma_async_sp(
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
         "scale_d": scale_d,
-    })
+    }, ptx_isa)
 
 
-def wgmma_fence() -> str:
+def wgmma_fence(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``wgmma.fence.sync.aligned``: orders register accesses before wgmma.mma_async.
 
     Required before the first wgmma.mma_async and whenever the accumulator or A fragment
@@ -9974,14 +10186,19 @@ def wgmma_fence() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_fence"), {
-    })
+    }, ptx_isa)
 
 
-def wgmma_commit_group() -> str:
+def wgmma_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``wgmma.commit_group.sync.aligned``: commits the pending wgmma.mma_async operations into
     a wgmma-group.
 
@@ -9991,16 +10208,19 @@ def wgmma_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def wgmma_wait_group(
     *,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.wait_group.sync.aligned``: waits until at most N wgmma-groups are pending.
 
@@ -10011,12 +10231,14 @@ def wgmma_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: the number of wgmma-groups that may stay pending.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_wait_group"), {
         "n": n,
-    })
+    }, ptx_isa)
 
 
 __all__ = [
