@@ -100,8 +100,8 @@ def test_the_builders_check_the_version_of_a_value() -> None:
 
 
 def test_support_names_the_value_gates() -> None:
-    from ptxgen.support import answer
     from ptxgen.isa import ptx
+    from ptxgen.support import answer
 
     code, text = answer(ptx.instruction_set(), "tensormap.replace.tile.swizzle_mode.b1024.b32")
     assert code == 0
