@@ -117,6 +117,7 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
     "operand": {
         "instruction_set": ("python", "the function every builder calls"),
         "_engine": ("python", "the module every builder calls"),
+        "ptx_isa": ("python", "the keyword-only PTX ISA version parameter of every builder"),
         "detail": ("c++", "the namespace the wrappers' parameter types and bodies name"),
         "std": ("c++", "the namespace the wrappers' parameter types name"),
     },

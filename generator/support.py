@@ -16,7 +16,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ptxgen.model.instructions import Form, InstructionSet, lookup, vkey
+from ptxgen.model.instructions import (
+    Form,
+    InstructionSet,
+    first_allowed,
+    lookup,
+    spec_text,
+    value_support,
+    vkey,
+)
 from ptxgen.model.targets import Targets
 
 EXIT_SUPPORTED, EXIT_UNSUPPORTED = 0, 1
@@ -65,6 +73,29 @@ def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targ
         what = ", ".join(sorted(common)) if common else "some operand variants"
         notes.append(f"with {what}: {_where(dict(matrix), targets)}")
     return notes
+
+
+def _value_gates(forms: tuple[Form, ...], targets: Targets,
+                 toolkit: str | None) -> list[dict[str, Any]]:
+    """The immediate values of the forms that exist only on some of their targets or
+    versions (value gates): operand, values, gate id and {target: first version}."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for f in forms:
+        ins = f.instruction
+        for u in f.operands:
+            for op in ins.operands:
+                if op.name != u.name:
+                    continue
+                for vg in op.value_gates:
+                    if not vg.gate.when(f.params) or (u.name, vg.gate.id) in seen:
+                        continue
+                    seen.add((u.name, vg.gate.id))
+                    value = first_allowed(vg.values)
+                    sup = value_support(ins, f.params, u, value, toolkit)
+                    out.append({"operand": u.name, "values": spec_text(vg.values),
+                                "gate": vg.gate.id, "support": sup.matrix(targets)})
+    return out
 
 
 def _check_args(targets: Targets, target: str | None, version: str | None) -> str:
@@ -161,6 +192,11 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 why = f"not supported on {target}"
             lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}")
             lines.append(f"  supported on: {_where(union, targets)}")
+    gated = _value_gates(found.forms, targets, toolkit)
+    result["value_gates"] = gated
+    for g in gated:
+        lines.append(f"  immediate {g['operand']} {g['values']} [{g['gate']}]: only on "
+                     + (_where(g["support"], targets) if g["support"] else "no target"))
     lines += [f"  note: {n}" for n in notes]
     if as_json:
         return code, json.dumps(result, indent=2)

@@ -46,7 +46,7 @@ def test_tensormap_replace_forms_assemble_on_sm_90a(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("elemtype", 13, "requires PTX ISA .version 8.7 or later"),
+    ("elemtype", 16, "value '16' expected to be in range [0..12] when .elemtype"),
     ("interleave_layout", 3, "expected to be in range [0..2] when .interleave_layout"),
     ("fill_mode", 2, "expected to be in range [0..1] when .fill_mode"),
 ])

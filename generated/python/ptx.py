@@ -1034,6 +1034,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
+                        {
+                            "name": "report",
+                            "text": ".{}",
+                            "values": [
+                                "mbarrier::report::disabled",
+                                "mbarrier::report::validity::per_16bytes::8",
+                                "mbarrier::report::validity::per_16bytes::80",
+                                "mbarrier::report::validity::per_16bytes::8000",
+                                "mbarrier::report::validity::per_16bytes::80000000",
+                                "mbarrier::report::validity::per_element::ff",
+                            ],
+                            "optional": True,
+                        },
+                        {"name": "override", "text": ".override::global_address", "flag": True},
                     ],
                     "operands": [
                         {
@@ -1057,6 +1071,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             },
                             "object": "tensormap",
+                        },
+                        {
+                            "name": "global_address",
+                            "kind": "register",
+                            "type": "b64",
+                            "in_tensor": True,
+                            "when": {"override": True},
                         },
                         {
                             "name": "src_mem",
@@ -1145,7 +1166,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "message": (
                                 "a store copies .shared::cta to .global with .bulk_group, a "
-                                "store mode, no multicast, CTA group or report"
+                                "store mode, no multicast or CTA group"
                             ),
                         },
                         {
@@ -1174,6 +1195,56 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "require": {"dim": ["3d", "4d", "5d"]},
                             "message": "the im2col modes need 3d to 5d",
+                        },
+                        {
+                            "id": "report-subset",
+                            "when": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "require": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "load_mode": "tile",
+                                "multicast": ["none", "multicast::cluster::32b"],
+                                "cache_hint": False,
+                                "override": False,
+                            },
+                            "ptxas_accepts": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "message": (
+                                "ptxgen offers the report modes on .tile loads without "
+                                ".L2::cache_hint, 16-bit .multicast::cluster or "
+                                ".override::global_address"
+                            ),
+                        },
+                        {
+                            "id": "override-subset",
+                            "when": {"override": True},
+                            "require": {
+                                "load_mode": ["tile", "tile::scatter4"],
+                                "multicast": "none",
+                                "cache_hint": False,
+                            },
+                            "ptxas_accepts": {"override": True},
+                            "message": (
+                                "ptxgen offers .override::global_address on .tile loads and "
+                                ".tile / .tile::scatter4 stores without multicast or "
+                                ".L2::cache_hint"
+                            ),
                         },
                     ],
                     "gates": [
@@ -1225,6 +1296,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "report",
+                            "when": {
+                                "report": [
+                                    "mbarrier::report::disabled",
+                                    "mbarrier::report::validity::per_16bytes::8",
+                                    "mbarrier::report::validity::per_16bytes::80",
+                                    "mbarrier::report::validity::per_16bytes::8000",
+                                    "mbarrier::report::validity::per_16bytes::80000000",
+                                    "mbarrier::report::validity::per_element::ff",
+                                ],
+                            },
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "override",
+                            "when": {"override": True},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -1233,6 +1325,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["none", "tile", "tile::gather4"],
                                 "multicast": "none",
+                                "override": False,
                             },
                         },
                         {
@@ -1260,6 +1353,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                         {
+                            "name": "cp_async_bulk_tensor_load_override",
+                            "when": {"dst": ["shared::cluster", "shared::cta"], "override": True},
+                        },
+                        {
                             "name": "cp_async_bulk_tensor_load_im2col_multicast",
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
@@ -1275,7 +1372,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "multicast": ["multicast::cluster", "multicast::cluster::32b"],
                             },
                         },
-                        {"name": "cp_async_bulk_tensor_store", "when": {"dst": "global"}},
+                        {
+                            "name": "cp_async_bulk_tensor_store",
+                            "when": {"dst": "global", "override": False},
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_store_override",
+                            "when": {"dst": "global", "override": True},
+                        },
                     ],
                 },
                 {
@@ -6358,6 +6462,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "fill_mode",
                                 ],
                             },
+                            "value_gates": [
+                                {
+                                    "id": "elemtype-13",
+                                    "when": {"field": "elemtype"},
+                                    "values": {"from": 13, "to": 15},
+                                    "targets": ["sm_100f", "sm_101f", "sm_120f"],
+                                    "since": "8.7",
+                                },
+                                {
+                                    "id": "swizzle-mode-4",
+                                    "when": {"field": "swizzle_mode"},
+                                    "values": [4],
+                                    "targets": ["sm_103a", "sm_107a"],
+                                    "since": "8.8",
+                                },
+                            ],
                         },
                     ],
                     "rules": [
@@ -6961,7 +7081,7 @@ FORM_COUNTS: dict[str, int] = {
     "cp_reduce_async_bulk": 68,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
-    "cp_async_bulk_tensor": 508,
+    "cp_async_bulk_tensor": 814,
     "cp_async_bulk_prefetch_tensor": 60,
     "cp_reduce_async_bulk_tensor": 224,
     "fence_thread": 22,
@@ -7046,7 +7166,7 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_wait_group":
         "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
     "cp_async_bulk_tensor":
-        "3eadcc3ef67c07f882937bcf427b299d0beb38cc251596d9ff20f3d8706d04a8",
+        "af134d42c65339e528d7ae117472547df65dc8cfb94baf98c00932a0f1c2155d",
     "cp_async_bulk_prefetch_tensor":
         (
         "9e263deb02969ea515c220d9b9419ebe8f2ea92cb6060c5cce660be553b5b2e6"
@@ -7234,6 +7354,7 @@ def clusterlaunchcontrol_try_cancel(
     size: str = "b128",
     addr: str,
     mbar: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``clusterlaunchcontrol.try_cancel.async``: request the cancellation of a cluster that has
     not started.
@@ -7256,6 +7377,8 @@ def clusterlaunchcontrol_try_cancel(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: where the 16-byte response is written (naturally aligned).
         mbar: the mbarrier that tracks the completion.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7266,7 +7389,7 @@ def clusterlaunchcontrol_try_cancel(
         "size": size,
         "addr": addr,
         "mbar": mbar,
-    })
+    }, ptx_isa)
 
 
 def clusterlaunchcontrol_query_cancel(
@@ -7279,6 +7402,7 @@ def clusterlaunchcontrol_query_cancel(
     query: str,
     type: str,
     response: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``clusterlaunchcontrol.query_cancel``: decode the response of
     clusterlaunchcontrol.try_cancel.
@@ -7305,6 +7429,8 @@ def clusterlaunchcontrol_query_cancel(
             register (only when query = get_first_ctaid).
         response: the 16-byte response of clusterlaunchcontrol.try_cancel, loaded from shared
             memory.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7317,7 +7443,7 @@ def clusterlaunchcontrol_query_cancel(
         "query": query,
         "type": type,
         "response": response,
-    })
+    }, ptx_isa)
 
 
 def cp_async(
@@ -7333,6 +7459,7 @@ def cp_async(
     dst_mem: str,
     src_mem: str,
     cp_size: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async``: asynchronous copy of 4, 8 or 16 bytes from global to shared memory.
 
@@ -7357,6 +7484,8 @@ def cp_async(
         src_size: read only this many bytes and zero-fill the rest (optional).
         ignore_src: when true, do not read the source (zero-fill) (optional).
         cache_policy: the L2 cache policy (createpolicy) (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7372,10 +7501,13 @@ def cp_async(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "cp_size": cp_size,
-    })
+    }, ptx_isa)
 
 
-def cp_async_commit_group() -> str:
+def cp_async_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.commit_group``: commit the pending cp.async operations into a group.
 
     Commits the executing thread's prior uncommitted cp.async operations into a
@@ -7384,16 +7516,19 @@ def cp_async_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_wait_group(
     *,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.wait_group``: wait until at most N cp.async-groups are pending.
 
@@ -7404,15 +7539,20 @@ def cp_async_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: the number of groups that may stay pending (an immediate).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_wait_group"), {
         "n": n,
-    })
+    }, ptx_isa)
 
 
-def cp_async_wait_all() -> str:
+def cp_async_wait_all(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.wait_all``: wait for every pending cp.async operation.
 
     Equivalent to cp.async.commit_group followed by cp.async.wait_group 0.
@@ -7420,11 +7560,13 @@ def cp_async_wait_all() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_wait_all"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_mbarrier_arrive(
@@ -7433,6 +7575,7 @@ def cp_async_mbarrier_arrive(
     space: str | None = None,
     type: str = "b64",
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.mbarrier.arrive``: arrive on an mbarrier object when the thread's prior
     cp.async operations complete.
@@ -7448,6 +7591,8 @@ def cp_async_mbarrier_arrive(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7456,7 +7601,7 @@ def cp_async_mbarrier_arrive(
         "space": space,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk(
@@ -7478,6 +7623,7 @@ def cp_async_bulk(
     dst_mem: str,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk``: bulk asynchronous copy between global and shared memory.
 
@@ -7515,6 +7661,8 @@ def cp_async_bulk(
             {multicast::cluster, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         byte_mask: register (only when cp_mask = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7536,7 +7684,7 @@ def cp_async_bulk(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_prefetch(
@@ -7547,6 +7695,7 @@ def cp_async_bulk_prefetch(
     cache_policy: str | None = None,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.prefetch``: bulk prefetch of global memory into L2.
 
@@ -7562,6 +7711,8 @@ def cp_async_bulk_prefetch(
         src_mem: address.
         size: register.
         cache_policy: register (only when hint = L2::cache_hint).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7572,7 +7723,7 @@ def cp_async_bulk_prefetch(
         "cache_policy": cache_policy,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def cp_reduce_async_bulk(
@@ -7589,6 +7740,7 @@ def cp_reduce_async_bulk(
     dst_mem: str,
     src_mem: str,
     size: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.reduce.async.bulk``: bulk asynchronous reduction into shared::cluster or global
     memory.
@@ -7612,6 +7764,8 @@ def cp_reduce_async_bulk(
         size: register.
         mbar: address (only when completion = mbarrier::complete_tx::bytes).
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7628,10 +7782,13 @@ def cp_reduce_async_bulk(
         "dst_mem": dst_mem,
         "src_mem": src_mem,
         "size": size,
-    })
+    }, ptx_isa)
 
 
-def cp_async_bulk_commit_group() -> str:
+def cp_async_bulk_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``cp.async.bulk.commit_group``: commit the pending bulk async operations into a bulk
     async-group.
 
@@ -7641,17 +7798,20 @@ def cp_async_bulk_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_wait_group(
     *,
     read: bool = False,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.wait_group``: wait until at most N bulk async-groups are pending.
 
@@ -7664,13 +7824,15 @@ def cp_async_bulk_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: immediate.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk_wait_group"), {
         "read": read,
         "n": n,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_tensor(
@@ -7679,7 +7841,10 @@ def cp_async_bulk_tensor(
     multicast: str | None = None,
     cta_group: str | None = None,
     cache_hint: bool = False,
+    report: str | None = None,
+    override: bool = False,
     dst_mem: str | None = None,
+    global_address: str | None = None,
     src_mem: str | None = None,
     mbar: str | None = None,
     im2col_offsets: Sequence[str] | None = None,
@@ -7691,6 +7856,7 @@ def cp_async_bulk_tensor(
     src: str,
     completion: str,
     tensor: tuple[str, Sequence[str]],
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.tensor``: TMA copy of a tensor tile between global and shared memory.
 
@@ -7702,7 +7868,11 @@ def cp_async_bulk_tensor(
     {wHalo, wOffset}; .tile::gather4 (2d) loads four rows {col, row0..row3}; .cta_group::2
     lets the mbarrier be in the peer CTA of a CTA pair. Stores (.global.shared::cta) copy a
     box (or, with .tile::scatter4, four rows; with .im2col_no_offs, an im2col box) from
-    shared::cta memory to the tensor and join the bulk async-group.
+    shared::cta memory to the tensor and join the bulk async-group. On sm_107 (PTX ISA 9.4) a
+    .tile load may choose how it reports to the mbarrier (.mbarrier::report::disabled, or a
+    validity report of the copied data), and .override::global_address (.tile loads, .tile
+    and .tile::scatter4 stores) copies from / to globalAddress instead of the tensor map's
+    global address.
 
     Qualifiers:
         dim: one of 1d, 2d, 3d, 4d, 5d.
@@ -7716,12 +7886,24 @@ def cp_async_bulk_tensor(
             copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
         cta_group: one of cta_group::1, cta_group::2 (None leaves it out).
         cache_hint: True writes .L2::cache_hint.
+        report: one of mbarrier::report::disabled,
+            mbarrier::report::validity::per_16bytes::8,
+            mbarrier::report::validity::per_16bytes::80,
+            mbarrier::report::validity::per_16bytes::8000,
+            mbarrier::report::validity::per_16bytes::80000000,
+            mbarrier::report::validity::per_element::ff (None leaves it out). how the load
+            reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the
+            bytes only
+        override: True writes .override::global_address. copy from / to global_address
+            instead of the tensor map's global address (PTX ISA 9.4, sm_107)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is
             accepted too) (only when dst = {shared::cluster, shared::cta}).
         tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned
             CUtensorMap and the coordinates.
+        global_address: the global address that replaces the tensor map's (written
+            [tensorMap, globalAddress, tensorCoords]) (only when override = true).
         src_mem: the source box in shared::cta memory (stores) (only when dst = global).
         mbar: the mbarrier object (32-bit shared address) (only when dst = {shared::cluster,
             shared::cta}).
@@ -7731,6 +7913,8 @@ def cp_async_bulk_tensor(
         cta_mask: the destination CTAs (only when multicast = {multicast::cluster,
             multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7739,7 +7923,10 @@ def cp_async_bulk_tensor(
         "multicast": multicast,
         "cta_group": cta_group,
         "cache_hint": cache_hint,
+        "report": report,
+        "override": override,
         "dst_mem": dst_mem,
+        "global_address": global_address,
         "src_mem": src_mem,
         "mbar": mbar,
         "im2col_offsets": im2col_offsets,
@@ -7751,7 +7938,7 @@ def cp_async_bulk_tensor(
         "src": src,
         "completion": completion,
         "tensor": tensor,
-    })
+    }, ptx_isa)
 
 
 def cp_async_bulk_prefetch_tensor(
@@ -7765,6 +7952,7 @@ def cp_async_bulk_prefetch_tensor(
     cache_policy: str | None = None,
     dim: str,
     tensor: tuple[str, Sequence[str]],
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.async.bulk.prefetch.tensor``: TMA prefetch of a tensor tile into L2.
 
@@ -7785,6 +7973,8 @@ def cp_async_bulk_prefetch_tensor(
         im2col_offsets: vector (only when load_mode = im2col).
         im2col_w: vector (only when load_mode = {im2col::w, im2col::w::128}).
         cache_policy: register (only when hint = L2::cache_hint).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7798,7 +7988,7 @@ def cp_async_bulk_prefetch_tensor(
         "cache_policy": cache_policy,
         "dim": dim,
         "tensor": tensor,
-    })
+    }, ptx_isa)
 
 
 def cp_reduce_async_bulk_tensor(
@@ -7813,6 +8003,7 @@ def cp_reduce_async_bulk_tensor(
     redop: str,
     tensor: tuple[str, Sequence[str]],
     src_mem: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``cp.reduce.async.bulk.tensor``: TMA reduction of a shared::cta tile into a global
     tensor.
@@ -7833,6 +8024,8 @@ def cp_reduce_async_bulk_tensor(
         tensor: [tensorMap, tensorCoords].
         src_mem: address.
         cache_policy: register (only when cache_hint = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7847,7 +8040,7 @@ def cp_reduce_async_bulk_tensor(
         "redop": redop,
         "tensor": tensor,
         "src_mem": src_mem,
-    })
+    }, ptx_isa)
 
 
 def fence_thread(
@@ -7855,6 +8048,7 @@ def fence_thread(
     sem: str | None = None,
     restrict: str | None = None,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence``: thread fence (memory ordering with a semantics and a scope).
 
@@ -7871,6 +8065,8 @@ def fence_thread(
         scope: one of cta, cluster, gpu, sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7878,13 +8074,14 @@ def fence_thread(
         "sem": sem,
         "restrict": restrict,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_mbarrier_init(
     *,
     sem: str = "release",
     scope: str = "cluster",
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.mbarrier_init``: release fence for prior mbarrier.init operations, at cluster
     scope.
@@ -7898,13 +8095,15 @@ def fence_mbarrier_init(
         scope: one of cluster.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("fence_mbarrier_init"), {
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_alias(
@@ -7912,6 +8111,7 @@ def fence_alias(
     restrict: str = "read",
     sem: str = "release",
     scope: str = "sys",
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.alias``: release fence restricted to reads, alias proxy (PTX ISA 9.5).
 
@@ -7924,6 +8124,8 @@ def fence_alias(
         scope: one of sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7931,7 +8133,7 @@ def fence_alias(
         "restrict": restrict,
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy(
@@ -7939,6 +8141,7 @@ def fence_proxy(
     sem: str | None = None,
     scope: str | None = None,
     proxykind: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy``: bi-directional proxy fence.
 
@@ -7954,6 +8157,8 @@ def fence_proxy(
         scope: one of sys (None leaves it out). PTX ISA 9.4, with .acquire / .release
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7961,7 +8166,7 @@ def fence_proxy(
         "sem": sem,
         "scope": scope,
         "proxykind": proxykind,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy_tensormap(
@@ -7970,6 +8175,7 @@ def fence_proxy_tensormap(
     size: int | None = None,
     sem: str,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy.tensormap::generic``: uni-directional proxy fence between the generic and
     the tensormap proxy.
@@ -7986,6 +8192,8 @@ def fence_proxy_tensormap(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: generic address of the 128-byte tensor map (only when sem = acquire).
         size: always 128 (only when sem = acquire).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -7994,7 +8202,7 @@ def fence_proxy_tensormap(
         "size": size,
         "sem": sem,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def fence_proxy_async_generic(
@@ -8002,6 +8210,7 @@ def fence_proxy_async_generic(
     sem: str,
     restrict: str,
     scope: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``fence.proxy.async::generic``: uni-directional proxy fence between the generic and the
     async proxy, restricted to shared memory.
@@ -8016,6 +8225,8 @@ def fence_proxy_async_generic(
         scope: one of cta, cluster.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8023,12 +8234,13 @@ def fence_proxy_async_generic(
         "sem": sem,
         "restrict": restrict,
         "scope": scope,
-    })
+    }, ptx_isa)
 
 
 def membar_level(
     *,
     level: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``membar``: memory barrier (old style).
 
@@ -8038,17 +8250,20 @@ def membar_level(
         level: one of cta, gl, sys.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("membar_level"), {
         "level": level,
-    })
+    }, ptx_isa)
 
 
 def membar_proxy(
     *,
     proxykind: str = "alias",
+    ptx_isa: str | None = None,
 ) -> str:
     """``membar.proxy``: old-style proxy fence.
 
@@ -8058,12 +8273,14 @@ def membar_proxy(
         proxykind: one of alias.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("membar_proxy"), {
         "proxykind": proxykind,
-    })
+    }, ptx_isa)
 
 
 def ldmatrix(
@@ -8075,6 +8292,7 @@ def ldmatrix(
     type: str,
     d: Sequence[str],
     p: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``ldmatrix.sync.aligned``: warp-collective load of matrices from shared memory.
 
@@ -8095,6 +8313,8 @@ def ldmatrix(
         d: destination fragment registers.
         p: address of this thread's row: a generic 64-bit address without a state space, a
             32-bit shared memory address with .shared{::cta}.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8106,7 +8326,7 @@ def ldmatrix(
         "type": type,
         "d": d,
         "p": p,
-    })
+    }, ptx_isa)
 
 
 def stmatrix(
@@ -8118,6 +8338,7 @@ def stmatrix(
     type: str,
     p: str,
     r: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``stmatrix.sync.aligned``: warp-collective store of matrices to shared memory.
 
@@ -8135,6 +8356,8 @@ def stmatrix(
         p: address of this thread's row (generic 64-bit, or 32-bit shared with
             .shared{::cta}).
         r: source fragment registers.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8146,7 +8369,7 @@ def stmatrix(
         "type": type,
         "p": p,
         "r": r,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_init(
@@ -8156,6 +8379,7 @@ def mbarrier_init(
     type: str = "b64",
     addr: str,
     arrival_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.init``: initialize an mbarrier object with an expected arrival count.
 
@@ -8174,6 +8398,8 @@ def mbarrier_init(
         addr: the mbarrier object (a generic address, or a 32-bit shared address with
             .shared{::cta}).
         arrival_count: the expected arrival count, 1 to 2^20 - 1.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8183,7 +8409,7 @@ def mbarrier_init(
         "type": type,
         "addr": addr,
         "arrival_count": arrival_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_inval(
@@ -8191,6 +8417,7 @@ def mbarrier_inval(
     space: str | None = None,
     type: str = "b64",
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.inval``: invalidate an mbarrier object.
 
@@ -8202,6 +8429,8 @@ def mbarrier_inval(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8209,7 +8438,7 @@ def mbarrier_inval(
         "space": space,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_arrive(
@@ -8226,6 +8455,7 @@ def mbarrier_arrive(
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.arrive``: arrive on an mbarrier object (optionally expecting transaction
     bytes).
@@ -8256,6 +8486,8 @@ def mbarrier_arrive(
         tx_count: the transaction bytes to expect (txCount) (only when op = expect_tx).
         cta_mask: the CTAs of the cluster whose barrier receives the arrive (PTX ISA 9.4)
             (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8272,7 +8504,7 @@ def mbarrier_arrive(
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_arrive_drop(
@@ -8289,6 +8521,7 @@ def mbarrier_arrive_drop(
     tx_count: str | int | None = None,
     cta_mask: str | None = None,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.arrive_drop``: arrive on an mbarrier object and drop out of later phases.
 
@@ -8310,6 +8543,8 @@ def mbarrier_arrive_drop(
         arrival_count: register (optional; only when op = {noComplete, none}).
         tx_count: register (only when op = expect_tx).
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8326,7 +8561,7 @@ def mbarrier_arrive_drop(
         "tx_count": tx_count,
         "cta_mask": cta_mask,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_expect_tx(
@@ -8339,6 +8574,7 @@ def mbarrier_expect_tx(
     cta_mask: str | None = None,
     addr: str,
     tx_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.expect_tx``: raise the tx-count of the current phase.
 
@@ -8356,6 +8592,8 @@ def mbarrier_expect_tx(
         addr: address.
         tx_count: the transaction bytes to expect.
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8368,7 +8606,7 @@ def mbarrier_expect_tx(
         "cta_mask": cta_mask,
         "addr": addr,
         "tx_count": tx_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_complete_tx(
@@ -8381,6 +8619,7 @@ def mbarrier_complete_tx(
     cta_mask: str | None = None,
     addr: str,
     tx_count: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.complete_tx``: lower the tx-count of the current phase.
 
@@ -8398,6 +8637,8 @@ def mbarrier_complete_tx(
         addr: address.
         tx_count: register.
         cta_mask: register (only when multicast = multicast::cluster::32b).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8410,7 +8651,7 @@ def mbarrier_complete_tx(
         "cta_mask": cta_mask,
         "addr": addr,
         "tx_count": tx_count,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_test_wait(
@@ -8426,6 +8667,7 @@ def mbarrier_test_wait(
     phase_parity: str | int | None = None,
     wait_complete: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.test_wait``: test (without blocking) whether a phase of an mbarrier object has
     completed.
@@ -8454,6 +8696,8 @@ def mbarrier_test_wait(
         addr: address.
         state: the state token of the phase (only when parity = false).
         phase_parity: the parity (0 / 1) of the phase (only when parity = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8469,7 +8713,7 @@ def mbarrier_test_wait(
         "phase_parity": phase_parity,
         "wait_complete": wait_complete,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_try_wait(
@@ -8486,6 +8730,7 @@ def mbarrier_try_wait(
     suspend_time_hint: str | int | None = None,
     wait_complete: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.try_wait``: wait (potentially blocking, with a time limit) for a phase of an
     mbarrier object.
@@ -8513,6 +8758,8 @@ def mbarrier_try_wait(
         state: register (only when parity = false).
         phase_parity: register (only when parity = true).
         suspend_time_hint: the time limit in nanoseconds (optional).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8529,7 +8776,7 @@ def mbarrier_try_wait(
         "suspend_time_hint": suspend_time_hint,
         "wait_complete": wait_complete,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_pending_count(
@@ -8537,6 +8784,7 @@ def mbarrier_pending_count(
     type: str = "b64",
     pending: str,
     state: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.pending_count``: the pending arrival count recorded in a state token.
 
@@ -8548,6 +8796,8 @@ def mbarrier_pending_count(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         pending: the pending count (returned).
         state: register.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8555,7 +8805,7 @@ def mbarrier_pending_count(
         "type": type,
         "pending": pending,
         "state": state,
-    })
+    }, ptx_isa)
 
 
 def mbarrier_check_layout(
@@ -8565,6 +8815,7 @@ def mbarrier_check_layout(
     layout: str,
     p: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mbarrier.check_layout``: test whether an mbarrier object has a given layout (PTX ISA
     9.3).
@@ -8579,6 +8830,8 @@ def mbarrier_check_layout(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         p: predicate.
         addr: address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8588,7 +8841,7 @@ def mbarrier_check_layout(
         "layout": layout,
         "p": p,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def mma_sp(
@@ -8607,6 +8860,7 @@ def mma_sp(
     c: Sequence[str],
     sp_meta: str,
     sp_sel: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sp.sync.aligned``: warp-level matrix multiply and accumulate with a
     structured-sparse A.
@@ -8636,6 +8890,8 @@ def mma_sp(
         sp_meta: the sparsity metadata (positions of the non-zero elements of A).
         sp_sel: the sparsity selector (which threads of each group of four hold the
             metadata).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8654,7 +8910,7 @@ def mma_sp(
         "c": c,
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
-    })
+    }, ptx_isa)
 
 
 def mma_sp_ordered_metadata(
@@ -8681,6 +8937,7 @@ def mma_sp_ordered_metadata(
     c: Sequence[str],
     sp_meta: str,
     sp_sel: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sp::ordered_metadata.sync.aligned``: warp-level sparse matrix multiply and
     accumulate with ordered metadata.
@@ -8721,6 +8978,8 @@ def mma_sp_ordered_metadata(
         scale_b: scale factors of B (only when block_scale = true).
         selector_b: {byte-id, thread-id} selecting the scale factors of B (only when
             block_scale = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8747,7 +9006,7 @@ def mma_sp_ordered_metadata(
         "c": c,
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
-    })
+    }, ptx_isa)
 
 
 def mma_sync(
@@ -8773,6 +9032,7 @@ def mma_sync(
     a: Sequence[str],
     b: Sequence[str],
     c: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``mma.sync.aligned``: warp-level matrix multiply and accumulate.
 
@@ -8809,6 +9069,8 @@ def mma_sync(
         scale_b: scale factors of B (only when block_scale = true).
         selector_b: {byte-id, thread-id} selecting the scale factors of B (only when
             block_scale = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8834,7 +9096,7 @@ def mma_sync(
         "a": a,
         "b": b,
         "c": c,
-    })
+    }, ptx_isa)
 
 
 def setmaxnreg_action(
@@ -8843,6 +9105,7 @@ def setmaxnreg_action(
     type: str = "u32",
     action: str,
     imm_reg_count: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``setmaxnreg``: hint to change the number of registers owned by the warp.
 
@@ -8857,6 +9120,8 @@ def setmaxnreg_action(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         imm_reg_count: the new number of registers per thread, 24 to 256 in steps of 8.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8865,12 +9130,13 @@ def setmaxnreg_action(
         "type": type,
         "action": action,
         "imm_reg_count": imm_reg_count,
-    })
+    }, ptx_isa)
 
 
 def griddepcontrol_action(
     *,
     action: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``griddepcontrol``: programmatic dependent launch control.
 
@@ -8882,12 +9148,14 @@ def griddepcontrol_action(
         action: one of launch_dependents, wait.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("griddepcontrol_action"), {
         "action": action,
-    })
+    }, ptx_isa)
 
 
 def barrier_cluster(
@@ -8895,6 +9163,7 @@ def barrier_cluster(
     sem: str | None = None,
     aligned: bool = False,
     action: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``barrier.cluster``: cluster-wide barrier, split into arrive and wait.
 
@@ -8910,6 +9179,8 @@ def barrier_cluster(
         aligned: True writes .aligned.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8917,7 +9188,7 @@ def barrier_cluster(
         "sem": sem,
         "aligned": aligned,
         "action": action,
-    })
+    }, ptx_isa)
 
 
 def mapa_address(
@@ -8927,6 +9198,7 @@ def mapa_address(
     d: str,
     a: str,
     b: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``mapa``: map an address of this CTA's shared memory to the same variable in another CTA
     of the cluster.
@@ -8945,6 +9217,8 @@ def mapa_address(
         a: the address in this CTA's shared memory (.shared::cta with .shared::cluster, else
             generic).
         b: the rank of the target CTA in the cluster.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8954,7 +9228,7 @@ def mapa_address(
         "d": d,
         "a": a,
         "b": b,
-    })
+    }, ptx_isa)
 
 
 def barrier_named(
@@ -8964,6 +9238,7 @@ def barrier_named(
     b: str | int | None = None,
     action: str,
     a: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``barrier``: named barrier of the CTA (barrier.sync / barrier.arrive).
 
@@ -8980,6 +9255,8 @@ def barrier_named(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the barrier number.
         b: the number of participating threads, a multiple of the warp size (optional).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -8989,7 +9266,7 @@ def barrier_named(
         "b": b,
         "action": action,
         "a": a,
-    })
+    }, ptx_isa)
 
 
 def elect_sync(
@@ -8998,6 +9275,7 @@ def elect_sync(
     sink: bool | None = None,
     elected: str,
     membermask: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``elect.sync``: elect one leader thread of the warp.
 
@@ -9014,6 +9292,8 @@ def elect_sync(
         sink: `_`: discard the lane id (one of lane, sink).
         elected: true in the elected leader thread, false in the others.
         membermask: the threads taking part, one bit per lane.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9022,7 +9302,7 @@ def elect_sync(
         "sink": sink,
         "elected": elected,
         "membermask": membermask,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_mma(
@@ -9049,6 +9329,7 @@ def tcgen05_mma(
     b_desc: str,
     idesc: str,
     enable_input_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.mma``: 5th generation TensorCore matrix multiply and accumulate.
 
@@ -9107,6 +9388,8 @@ def tcgen05_mma(
             false, ws = false).
         zero_column_mask: zero-column mask descriptor (PTX ISA Table 45) of the .ws variant
             (optional; only when ws = true).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9133,7 +9416,7 @@ def tcgen05_mma(
         "b_desc": b_desc,
         "idesc": idesc,
         "enable_input_d": enable_input_d,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_alloc(
@@ -9145,6 +9428,7 @@ def tcgen05_alloc(
     cta_group: int,
     dst: str,
     ncols: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.alloc``: allocate Tensor Memory columns.
 
@@ -9166,6 +9450,8 @@ def tcgen05_alloc(
             address with .shared::cta, a generic address without.
         ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
             32), the same in every thread of the warp.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9177,7 +9463,7 @@ def tcgen05_alloc(
         "cta_group": cta_group,
         "dst": dst,
         "ncols": ncols,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_dealloc(
@@ -9188,6 +9474,7 @@ def tcgen05_dealloc(
     cta_group: int,
     taddr: str,
     ncols: str | int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.dealloc``: free Tensor Memory columns.
 
@@ -9205,6 +9492,8 @@ def tcgen05_dealloc(
             [tmem_addr descriptor: ptxgen.isa.tmem_addr].
         ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
             32).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9215,13 +9504,14 @@ def tcgen05_dealloc(
         "cta_group": cta_group,
         "taddr": taddr,
         "ncols": ncols,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_relinquish_alloc_permit(
     *,
     sync_aligned: str = "sync.aligned",
     cta_group: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.relinquish_alloc_permit``: give up the right to allocate Tensor Memory.
 
@@ -9232,13 +9522,15 @@ def tcgen05_relinquish_alloc_permit(
         sync_aligned: one of sync.aligned. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_relinquish_alloc_permit"), {
         "sync_aligned": sync_aligned,
         "cta_group": cta_group,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld(
@@ -9250,6 +9542,7 @@ def tcgen05_ld(
     num: int,
     r: Sequence[str],
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.sync.aligned``: warp-collective asynchronous load from Tensor Memory into
     registers.
@@ -9273,6 +9566,8 @@ def tcgen05_ld(
             ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9284,7 +9579,7 @@ def tcgen05_ld(
         "num": num,
         "r": r,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld_red(
@@ -9299,6 +9594,7 @@ def tcgen05_ld_red(
     r: Sequence[str],
     redval: str,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.sync.aligned``: warp-collective asynchronous load from Tensor Memory
     with a min/max reduction across the loaded columns.
@@ -9321,6 +9617,8 @@ def tcgen05_ld_red(
             ptxgen.isa.tmem_addr].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9335,7 +9633,7 @@ def tcgen05_ld_red(
         "r": r,
         "redval": redval,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_ld_red_spcompress(
@@ -9352,6 +9650,7 @@ def tcgen05_ld_red_spcompress(
     cdata: Sequence[str],
     redval: str,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.spcompress.sync.aligned``: Tensor Memory load with a min/max reduction
     and 2:4 sparse compression.
@@ -9376,6 +9675,8 @@ def tcgen05_ld_red_spcompress(
         redval: the reduction of each lane's loaded values.
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9392,7 +9693,7 @@ def tcgen05_ld_red_spcompress(
         "cdata": cdata,
         "redval": redval,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_st(
@@ -9404,6 +9705,7 @@ def tcgen05_st(
     num: int,
     taddr: str,
     r: Sequence[str],
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.st.sync.aligned``: warp-collective asynchronous store from registers into
     Tensor Memory.
@@ -9426,6 +9728,8 @@ def tcgen05_st(
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         r: source registers (Table 50).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9437,13 +9741,14 @@ def tcgen05_st(
         "num": num,
         "taddr": taddr,
         "r": r,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_wait(
     *,
     sync_aligned: str = "sync.aligned",
     op: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.wait``: wait for this thread's prior tcgen05.ld (::ld) or tcgen05.st (::st).
 
@@ -9454,18 +9759,21 @@ def tcgen05_wait(
         sync_aligned: one of sync.aligned. fixed text
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_wait"), {
         "sync_aligned": sync_aligned,
         "op": op,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_fence(
     *,
     kind: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.fence``: order asynchronous tcgen05 operations around thread synchronization.
 
@@ -9477,12 +9785,14 @@ def tcgen05_fence(
         kind: one of before_thread_sync, after_thread_sync.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("tcgen05_fence"), {
         "kind": kind,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_cp(
@@ -9493,6 +9803,7 @@ def tcgen05_cp(
     shape: str,
     taddr: str,
     s_desc: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.cp``: asynchronous copy from shared memory into Tensor Memory.
 
@@ -9515,6 +9826,8 @@ def tcgen05_cp(
             ptxgen.isa.tmem_addr].
         s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40) [smem_desc
             descriptor: ptxgen.isa.smem_desc].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9525,7 +9838,7 @@ def tcgen05_cp(
         "shape": shape,
         "taddr": taddr,
         "s_desc": s_desc,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_shift(
@@ -9533,6 +9846,7 @@ def tcgen05_shift(
     direction: str = "down",
     cta_group: int,
     taddr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.shift``: asynchronously shift the rows of a Tensor Memory matrix down by one.
 
@@ -9546,6 +9860,8 @@ def tcgen05_shift(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
             ptxgen.isa.tmem_addr].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9553,7 +9869,7 @@ def tcgen05_shift(
         "direction": direction,
         "cta_group": cta_group,
         "taddr": taddr,
-    })
+    }, ptx_isa)
 
 
 def tcgen05_commit(
@@ -9566,6 +9882,7 @@ def tcgen05_commit(
     cta_mask: str | int | None = None,
     cta_group: int,
     mbar: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.commit``: make an mbarrier track the completion of this thread's prior
     asynchronous tcgen05 operations.
@@ -9594,6 +9911,8 @@ def tcgen05_commit(
         cta_mask: bit i set = signal the mbarrier of the CTA with %cluster_ctarank i (only
             when multicast_mode = {multicast::cluster, multicast::cluster::16b,
             multicast::cluster::32b}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9606,7 +9925,7 @@ def tcgen05_commit(
         "cta_mask": cta_mask,
         "cta_group": cta_group,
         "mbar": mbar,
-    })
+    }, ptx_isa)
 
 
 def tensormap_replace(
@@ -9620,6 +9939,7 @@ def tensormap_replace(
     field: str,
     type: str,
     addr: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tensormap.replace``: replace one field of a tensor map (CUtensorMap) in memory.
 
@@ -9650,6 +9970,12 @@ def tensormap_replace(
             global_address, global_dim, global_stride, rank}).
         new_val_imm: the new enumerator code of the field (an immediate) (only when field =
             {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}).
+        new_val_imm 13-15 when field = elemtype: allowed on sm_100f, sm_101f, sm_120f from
+            PTX ISA 8.7 [elemtype-13].
+        new_val_imm 4 when field = swizzle_mode: allowed on sm_103a, sm_107a from PTX ISA 8.8
+            [swizzle-mode-4].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9663,7 +9989,7 @@ def tensormap_replace(
         "field": field,
         "type": type,
         "addr": addr,
-    })
+    }, ptx_isa)
 
 
 def tensormap_cp_fenceproxy(
@@ -9676,6 +10002,7 @@ def tensormap_cp_fenceproxy(
     dst: str,
     src: str,
     size: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``tensormap.cp_fenceproxy``: copy a tensor map from shared::cta to global memory and
     release it to the tensormap proxy.
@@ -9700,6 +10027,8 @@ def tensormap_cp_fenceproxy(
         src: the new tensor map in shared::cta memory (32-bit shared address; ptxas accepts a
             64-bit register too).
         size: the size of the tensor map in bytes, always 128.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9712,7 +10041,7 @@ def tensormap_cp_fenceproxy(
         "dst": dst,
         "src": src,
         "size": size,
-    })
+    }, ptx_isa)
 
 
 def wgmma_mma_async(
@@ -9733,6 +10062,7 @@ def wgmma_mma_async(
     d: Sequence[str],
     b_desc: str,
     scale_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.mma_async.sync.aligned``: warpgroup-level asynchronous matrix multiply and
     accumulate.
@@ -9765,6 +10095,8 @@ def wgmma_mma_async(
         imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only) (only when atype =
             {bf16, f16}, a = a_desc).
         imm_trans_b: 1 transposes B (.f16 / .bf16 only) (only when atype = {bf16, f16}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9785,7 +10117,7 @@ def wgmma_mma_async(
         "d": d,
         "b_desc": b_desc,
         "scale_d": scale_d,
-    })
+    }, ptx_isa)
 
 
 def wgmma_mma_async_sp(
@@ -9807,6 +10139,7 @@ def wgmma_mma_async_sp(
     sp_meta: str,
     sp_sel: int,
     scale_d: str,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.mma_async.sp.sync.aligned``: warpgroup-level asynchronous matrix multiply and
     accumulate with a structured-sparse A.
@@ -9840,6 +10173,8 @@ def wgmma_mma_async_sp(
         imm_trans_a: 1 transposes A (descriptor A with .f16 / .bf16 only) (only when atype =
             {bf16, f16}, a = a_desc).
         imm_trans_b: 1 transposes B (.f16 / .bf16 only) (only when atype = {bf16, f16}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
@@ -9861,10 +10196,13 @@ def wgmma_mma_async_sp(
         "sp_meta": sp_meta,
         "sp_sel": sp_sel,
         "scale_d": scale_d,
-    })
+    }, ptx_isa)
 
 
-def wgmma_fence() -> str:
+def wgmma_fence(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``wgmma.fence.sync.aligned``: orders register accesses before wgmma.mma_async.
 
     Required before the first wgmma.mma_async and whenever the accumulator or A fragment
@@ -9873,14 +10211,19 @@ def wgmma_fence() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_fence"), {
-    })
+    }, ptx_isa)
 
 
-def wgmma_commit_group() -> str:
+def wgmma_commit_group(
+    *,
+    ptx_isa: str | None = None,
+) -> str:
     """``wgmma.commit_group.sync.aligned``: commits the pending wgmma.mma_async operations into
     a wgmma-group.
 
@@ -9890,16 +10233,19 @@ def wgmma_commit_group() -> str:
     Qualifiers:
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_commit_group"), {
-    })
+    }, ptx_isa)
 
 
 def wgmma_wait_group(
     *,
     n: int,
+    ptx_isa: str | None = None,
 ) -> str:
     """``wgmma.wait_group.sync.aligned``: waits until at most N wgmma-groups are pending.
 
@@ -9910,12 +10256,14 @@ def wgmma_wait_group(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         n: the number of wgmma-groups that may stay pending.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("wgmma_wait_group"), {
         "n": n,
-    })
+    }, ptx_isa)
 
 
 __all__ = [

@@ -288,6 +288,9 @@ class Operand:
     joined: bool = False  # written d|p: joined to the operand before it with |
     # the C++ wrapper also takes the value as imm<V>, checked against immediate_values
     immediate_overload: bool = False
+    in_tensor: bool = False  # written inside the tensor operand before it, after the map
+    # immediate operands: values allowed only on some targets / from some version
+    value_gates: tuple[ValueGate, ...] = ()
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -436,6 +439,15 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class ValueGate:
+    """Immediate values an operand takes besides its ``values`` only where ``gate``
+    allows (in the forms its ``when`` matches)."""
+
+    gate: Gate
+    values: Any  # a value spec
+
+
+@dataclass(frozen=True)
 class Combination:
     id: str
     match: Condition
@@ -489,6 +501,9 @@ class OperandUse:
     immediate: bool = False  # a register operand that may be written as an immediate
     immediate_values: Any = None  # the immediates allowed then (None: any)
     joined: bool = False  # written joined to the operand before it with | (d|p)
+    in_tensor: bool = False  # written inside the tensor operand before it: [map, this, {..}]
+    # (values, gate) of the operand's value gates that apply to the form
+    gated: tuple[tuple[Any, Gate], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -971,7 +986,10 @@ class Instruction:
             elements=tuple((n, eval_spec(v, form)) for n, v in op.elements),
             alternative=alt, access=op.access, object=op.object, immediate=op.immediate,
             immediate_values=None if op.immediate_values is None
-            else immediate_range(op.immediate_values, form), joined=op.joined)
+            else immediate_range(op.immediate_values, form), joined=op.joined,
+            in_tensor=op.in_tensor,
+            gated=tuple((immediate_range(vg.values, form), vg.gate)
+                        for vg in op.value_gates if vg.gate.when(form)))
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -1060,7 +1078,11 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            o.get("immediate") == "allowed", o.get("immediate_values"),
                            tuple((tuple(d["toolkits"]), d["values"], d["ptxas"])
                                  for d in o.get("immediate_deviations", ())),
-                           bool(o.get("joined")), bool(o.get("immediate_overload"))))
+                           bool(o.get("joined")), bool(o.get("immediate_overload")),
+                           bool(o.get("in_tensor")),
+                           tuple(ValueGate(gate(g["id"], g, Condition.build(g.get("when"))),
+                                           g["values"])
+                                 for g in o.get("value_gates", ()))))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1427,7 +1449,15 @@ def render_operand(use: OperandUse, value: object) -> str:
                                f"{use.count}")
         return "{" + ", ".join(_identifier(f"{where}[{i}]", v) for i, v in enumerate(value)) + "}"
     if use.kind == "immediate":
-        return str(_check_imm(where, value, use.values))
+        try:
+            return str(_check_imm(where, value, use.values))
+        except PtxFormError as e:
+            if gated_value(use, value) is not None:
+                return str(value)
+            if not use.gated:
+                raise
+            extra = "; ".join(f"{spec_text(_as_spec(v))} {gate_text(g)}" for v, g in use.gated)
+            raise PtxFormError(f"{e} ({extra})") from None
     if use.kind == "immediates":
         if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != len(
                 use.elements):
@@ -1440,12 +1470,60 @@ def render_operand(use: OperandUse, value: object) -> str:
     raise PtxFormError(f"{where}: unknown operand kind {use.kind}")
 
 
-def build(ins: Instruction, args: Mapping[str, object]) -> str:
+def _as_spec(values: Any) -> Any:
+    """A resolved immediate set as a value spec (for its text)."""
+    if isinstance(values, range):
+        return {"from": values.start, "to": values[-1], **(
+            {"step": values.step} if values.step != 1 else {})}
+    return list(values) if isinstance(values, tuple) else values
+
+
+def gate_text(g: Gate) -> str:
+    """Where a gate allows, in words: "on sm_100f, sm_120f from PTX ISA 8.7"."""
+    parts = []
+    if g.selectors:
+        parts.append("on " + ", ".join(g.selectors))
+    if g.since is not None:
+        parts.append(f"from PTX ISA {g.since}")
+    return " ".join(parts) + f" [{g.id}]"
+
+
+def gated_value(use: OperandUse, value: object) -> Gate | None:
+    """The value gate an immediate ``value`` of ``use`` falls under, if any."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    for values, g in use.gated:
+        if isinstance(values, tuple) and values[:1] == ("range",):
+            if value >= values[1]:
+                return g
+        elif value in values:
+            return g
+    return None
+
+
+def value_support(ins: Instruction, form: Mapping[str, str], use: OperandUse, value: object,
+                  toolkit: str | None = None) -> Support:
+    """Where ``form`` with the immediate ``value`` of ``use`` is supported: the form's
+    support, narrowed by the value gate the value falls under."""
+    sup = ins.support(form, toolkit)
+    g = gated_value(use, value)
+    if g is None:
+        return sup
+    targets = sup.targets if g.targets is None else sup.targets & g.targets
+    since = sup.since
+    if g.since is not None and (since is None or vkey(g.since) > vkey(since)):
+        since = g.since
+    return Support(targets, since, (*sup.gates, g.id))
+
+
+def build(ins: Instruction, args: Mapping[str, object], ptx_isa: str | None = None) -> str:
     """Render one instruction from keyword arguments; raise PtxFormError if invalid.
 
     Qualifiers are given by name (flags as bool, left-out optional qualifiers
     as None); operands by name, an operand with alternatives by the name of
-    the alternative, optional operands only when wanted.
+    the alternative, optional operands only when wanted. With ``ptx_isa``, a
+    form, or an immediate value (a value gate), that exists only from a later
+    PTX ISA version is refused too (None: the newest version the spec knows).
     """
     params: dict[str, str] = {}
     for q in ins.qualifiers:
@@ -1479,7 +1557,28 @@ def build(ins: Instruction, args: Mapping[str, object]) -> str:
     for u in uses:
         if args.get(u.name) is None:
             raise PtxFormError(f"operand {u.name} is required by this form")
-    return render_text(ins, params, uses, args)
+    text = render_text(ins, params, uses, args)
+    if ptx_isa is not None:
+        _check_version(ins, params, uses, args, ptx_isa)
+    return text
+
+
+def _check_version(ins: Instruction, params: Mapping[str, str], uses: Sequence[OperandUse],
+                   args: Mapping[str, object], ptx_isa: str) -> None:
+    """Refuse a form or an immediate value that exists only from a later version."""
+    assert ins.targets is not None
+    if ptx_isa not in ins.targets.versions:
+        raise PtxFormError(f"ptx_isa: {ptx_isa!r} is not a PTX ISA version the spec knows; "
+                           f"allowed: {', '.join(ins.targets.versions)}")
+    since = ins.support(params).since
+    if since is not None and vkey(since) > vkey(ptx_isa):
+        raise PtxFormError(f"{ins.render_opcode(params)}: exists from PTX ISA {since}, "
+                           f"not at {ptx_isa}")
+    for u in uses:
+        g = gated_value(u, args.get(u.name))
+        if g is not None and g.since is not None and vkey(g.since) > vkey(ptx_isa):
+            raise PtxFormError(f"operand {u.name}: {args[u.name]} is allowed "
+                               f"{gate_text(g)}, not at PTX ISA {ptx_isa}")
 
 
 def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[OperandUse],
@@ -1493,10 +1592,15 @@ def render_text(ins: Instruction, params: Mapping[str, str], uses: Sequence[Oper
 
 def join_operands(uses: Sequence[OperandUse], texts: Sequence[str]) -> str:
     """The operand texts of a form, separated by commas, a ``joined`` operand by ``|``
-    (``d|p, membermask``)."""
+    (``d|p, membermask``), an ``in_tensor`` operand inside the tensor operand before it,
+    after the tensor map (``[map, gaddr, {x, y}]``)."""
     out = texts[0] if texts else ""
     for u, t in zip(uses[1:], texts[1:], strict=True):
-        out += ("|" if u.joined else ", ") + t
+        if u.in_tensor:  # the tensor operand ends the text so far: [map, {coords}]
+            at = out.rindex(", {")
+            out = f"{out[:at]}, {t}{out[at:]}"
+        else:
+            out += ("|" if u.joined else ", ") + t
     return out
 
 

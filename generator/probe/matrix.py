@@ -14,7 +14,12 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   version;
 * forms that exist only from a PTX ISA version newer than the assembler knows
   (a qualifier value added later) must be refused, for any reason (ptxas 13.0
-  calls ``.kind::ti16`` an unknown modifier).
+  calls ``.kind::ti16`` an unknown modifier);
+* the boundary values of immediates with value gates (the first and last value
+  of each gate, and the last value of the operand's own range, in every form the
+  gate applies to) are assembled like forms of their own: supported where the form
+  and the gate allow, refused (for any reason: ptxas calls a value another target
+  lacks out of range) elsewhere; the value after a gate's last one is a near miss.
 
 The spec's answer is the ISA's, with the deviations the spec records for the
 assembler's CUDA toolkit (``Form.support_for``, ``Targets.for_toolkit``): ptxas
@@ -30,7 +35,7 @@ import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ptxgen.model import instructions as engine
@@ -170,12 +175,50 @@ def _ambiguous(ins: Instruction, form: Form, name: str, value: str) -> bool:
 
 
 def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str, ...]) -> bool:
-    """Violations of seed rules that ptxas accepts anyway (recorded in the spec)."""
-    for rule in ins.rules:
-        if rule.message in problems and rule.ptxas_accepts is not None \
-                and rule.ptxas_accepts(params) and len(problems) == 1:
-            return True
-    return False
+    """Violations only of rules that ptxas accepts anyway (recorded in the spec)."""
+    lenient = {rule.message for rule in ins.rules
+               if rule.ptxas_accepts is not None and rule.ptxas_accepts(params)}
+    return bool(problems) and all(p in lenient for p in problems)
+
+
+def _value_range(values: Any) -> list[int]:
+    """The first and last value of a resolved immediate set (one, if they are equal)."""
+    vals = sorted(values) if not (isinstance(values, tuple) and values[:1] == ("range",)) \
+        else [values[1]]
+    return sorted({vals[0], vals[-1]}) if vals else []
+
+
+def value_gate_kernels(iset: InstructionSet, toolkit: str | None
+                       ) -> tuple[list[tuple[Kernel, Any]], list[Kernel]]:
+    """The boundary values of gated immediates: ([(kernel, support)], near misses)."""
+    checked: list[tuple[Kernel, Any]] = []
+    misses: list[Kernel] = []
+    for f in _forms(iset):
+        ins = f.instruction
+        for u in f.operands:
+            if u.kind != "immediate" or not u.gated:
+                continue
+            args, decls = engine.sample(f)
+            tests = [(v, True) for v in _value_range(u.values)[-1:]]
+            for values, _g in u.gated:
+                bounds = _value_range(values)
+                tests += [(v, True) for v in bounds]
+                beyond = bounds[-1] + 1
+                if engine.gated_value(u, beyond) is None and (
+                        u.values is None or beyond not in u.values):
+                    tests.append((beyond, False))
+            # the operand unchecked, so that the near miss can be written too
+            uses = tuple(replace(x, values=None) if x.name == u.name else x
+                         for x in f.operands)
+            for value, valid in tests:
+                text = engine.render_text(ins, f.params, uses, {**args, u.name: value})
+                kernel = Kernel(f"{text} <- {f.key}", (*decls, text))
+                if valid:
+                    checked.append((kernel, engine.value_support(ins, f.params, u, value,
+                                                                 toolkit)))
+                else:
+                    misses.append(kernel)
+    return checked, misses
 
 
 def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
@@ -197,6 +240,7 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     later = {f.key for f in forms
              if all(engine.vkey(v) > engine.vkey(asm.newest)
                     for v in support[f.key].matrix(iset.targets).values())}
+    gated, gated_misses = value_gate_kernels(iset, tk)
     for target, version in pairs_of(targets, asm):
         t = targets.get(target)
         ok = [kernels[f.key] for f in forms if support[f.key].supported(targets, target, version)]
@@ -216,12 +260,23 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         if unknown:
             tasks.append((len(unknown) // 4, pair, _check_refused,
                           (asm, target, version, verify_arch(t.ptxas_arch), unknown, False)))
-        report.kernels += len(ok) + len(bad) + len(unknown)
+        # gated immediates: another target calls the value out of range (not a gating
+        # message), so a refusal for any reason is the right one
+        g_ok = [k for k, sup in gated if sup.supported(targets, target, version)]
+        g_bad = [k for k, sup in gated if not sup.supported(targets, target, version)]
+        if g_ok:
+            tasks.append((len(g_ok), pair + " (gated immediates)", _check_supported,
+                          (asm, target, version, verify_arch(t.ptxas_arch), g_ok)))
+        if g_bad:
+            tasks.append((len(g_bad) // 4, pair + " (gated immediates)", _check_refused,
+                          (asm, target, version, verify_arch(t.ptxas_arch), g_bad, False)))
+        report.kernels += len(ok) + len(bad) + len(unknown) + len(g_ok) + len(g_bad)
     probes = []
     for ins in iset.instructions:
         for _key, kernel, problems in near_misses(ins):
             probes.append(kernel)
             report.rules_probed.update(problems)
+    probes += gated_misses
     report.near_misses = len(probes)
     for t in targets.targets:
         if t.ptxas_arch not in asm.gpu_names:
@@ -251,4 +306,4 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
 
 
 __all__ = ["Report", "checked_targets", "near_miss_kernel", "near_misses", "pairs_of",
-           "run_matrix", "toolkit_of"]
+           "run_matrix", "toolkit_of", "value_gate_kernels"]

@@ -269,6 +269,13 @@ class _InstrChecker(_Checker):
                 self.err(p + ("immediate_overload",), f"operand {o['name']!r}: an immediate "
                          "overload needs a register operand with immediate: allowed and its "
                          "immediate_values")
+            if o.get("in_tensor"):
+                before = raw["operands"][i - 1] if i else None
+                if (before is None or before.get("kind") != "tensor" or kind != "register"
+                        or o.get("io", "in") != "in" or o.get("optional")
+                        or o.get("immediate")):
+                    self.err(p + ("in_tensor",), f"in_tensor operand {o['name']!r} must be "
+                             "an input register (no immediate) that follows a tensor operand")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
                 # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);
@@ -335,6 +342,17 @@ class _InstrChecker(_Checker):
                     if name not in {o["name"] for o in raw["operands"]}:
                         self.err(p + ("operands", name), f"no operand {name!r}", key=True)
                     self.value_spec(p + ("operands", name), spec, domains)
+        for i, o in enumerate(raw["operands"]):
+            for j, vg in enumerate(o.get("value_gates", [])):
+                p = base + ("operands", i, "value_gates", j)
+                if o.get("kind") != "immediate":
+                    self.err(p, f"operand {o['name']!r}: value gates need an immediate operand")
+                self.condition(p + ("when",), vg.get("when"), domains)
+                self.value_spec(p + ("values",), vg["values"], domains)
+                self.provenance(p + ("provenance",), vg.get("provenance"))
+                self.selectors(p + ("targets",), vg.get("targets", []))
+                if versions:
+                    self.version(p + ("since",), vg.get("since"), versions)
         for i, ex in enumerate(raw.get("examples", [])):
             self.note_ref(base + ("examples", i, "note"), ex.get("note"))
         # an operand or an alternative of a choice operand may be a descriptor word

@@ -76,6 +76,7 @@ from ptxgen.model.instructions import (
     Qualifier,
     Support,
     Wrapper,
+    gate_text,
     join_operands,
     norm,
     spec_text,
@@ -501,6 +502,7 @@ class _Wrapper:
                          for a in o.choice if a.name == variant.get(o.name))
         name = escape.ident(self.w.name + suffix)
         params, imm_params, asserts = [], [], []
+        gated: list[tuple[Any, str]] = []  # (operand with value gates, its gate-number call)
         rets: list[tuple[str, str, str]] = []  # returned outputs: type, local type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
@@ -532,7 +534,12 @@ class _Wrapper:
                 params.append(f"imm_t<{tp}> {pname}")
                 # an immediate operand's values, or the immediates a register takes
                 if op.kind == "immediate":
-                    asserts.append(self.immediate_assert(op.name, None, op.values, tp))
+                    a = self.immediate_assert(op.name, None, op.values, tp)
+                    if op.value_gates and a is not None:  # the gated values are in range too
+                        call = self.value_gate_call(op, tp)
+                        gated.append((op, call))
+                        a = (f"{a[0]} || {call} != 0", a[1])
+                    asserts.append(a)
                 else:  # the immediate overload of a register: the message names its values
                     asserts.append(self.immediate_assert(
                         op.name, None, op.immediate_values, tp,
@@ -587,6 +594,8 @@ class _Wrapper:
         own_imms = {k: tparam(k) for k in _imm_names(first)}
         table = self.form_table(forms, cond, own_imms, struct) if qualifier_args else None
         direct = [] if qualifier_args else [self.branch(f, cond, own_imms) for f in forms]
+        for op, call in gated:
+            asserts += self.value_gate_asserts(op, call, table, direct)
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
                       self.operand_count(*self._op_alt(u.name)))
                      for u in first.operands if u.kind == "vector"]
@@ -717,6 +726,60 @@ class _Wrapper:
         if allowed is not None and len(allowed) == 1 and "" not in allowed:
             msg += f"; allowed: {next(iter(allowed))}"
         return (f"detail::{name}({args})", escape.cpp_message(msg))
+
+    def value_gate_call(self, op: Any, tp: str) -> str:
+        """A call of the helper that numbers the value gate (1, 2, ...; 0: none) an
+        immediate ``tp`` of ``op`` falls under, for the qualifiers."""
+
+        def check(values: Any) -> str:
+            if isinstance(values, dict):
+                lo, hi = values["from"], values.get("to")
+                return f"v >= {lo}" + (f" && v <= {hi}" if hi is not None else "")
+            return " || ".join(f"v == {v}" for v in values)
+
+        name = escape.ident(f"{self.ins.id}_gate_of_{op.name}")
+        if name not in self.helpers.defs:
+            body: list[str] = []
+            for k, vg in enumerate(op.value_gates, 1):
+                when = self.helpers.cond.cond(vg.gate.when)
+                if when is False:
+                    continue
+                test = f"if ({check(vg.values)}) return {k};"
+                body.append(f"    {test}" if when is True else f"    if ({when}) {{ {test} }}")
+            body.append("    return 0;")
+            self.helpers.defs[name] = {"ret": "int", "name": name,
+                                       "params": ", ".join(p for p in (self.helpers.params(),
+                                                                       "int v") if p),
+                                       "body": body}
+        args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
+        return f"detail::{name}({args})"
+
+    def value_gate_asserts(self, op: Any, call: str, table: dict[str, Any] | None,
+                           direct: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Per value gate: a static_assert that refuses the gated value on a target (and
+        PTX ISA version) that has the form but not the value. Where the target has no
+        form the form's own refusal applies (the unresolved extern), so that nvcc's
+        generic compute_XX pass of an sm_XXa build is not broken by the check."""
+        targets = self.ins.targets
+        assert targets is not None
+        if table is not None:
+            here = " || ".join(
+                f"(ptxgen_class == {i} && detail::supported({c['mask']}, {c['arch_from']}, "
+                f"{c['since']}))" for i, c in enumerate(table["classes"])) or "false"
+        else:
+            here = " || ".join(sorted({f"detail::supported({b['mask']}, {b['arch_from']}, "
+                                       f"{b['since']})" for b in direct})) or "false"
+        out = []
+        for k, vg in enumerate(op.value_gates, 1):
+            g = vg.gate
+            names = g.targets if g.targets is not None else frozenset(targets.names)
+            allowed = (f"detail::supported({_mask(targets, names)}, "
+                       f"{and_later_from(targets, names)}, {_since(g.since)})")
+            when = f" when {g.when.text()}" if g.when.items else ""
+            msg = (f"ptxgen: {self.ins.name}: immediate {op.name} {spec_text(vg.values)}{when} "
+                   f"is only allowed {gate_text(g)} (ptxgen support OPCODE)")
+            out.append((f"{call} != {k} || !({here}) || {allowed}", escape.cpp_message(msg)))
+        return out
 
     def branch(self, f: Form, cond: _Cond, imm_refs: Mapping[str, str]) -> dict[str, Any]:
         return {**self.gating(f), "asm": self.asm(f, imm_refs), "opcode": f.opcode}

@@ -73,6 +73,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             when = ("optional" if o.optional else "always") + (
                 f", only when {o.when.text()}" if o.when.items else "")
             kind = f"{o.kind}, joined to the operand before it by |" if o.joined else o.kind
+            if o.in_tensor:
+                kind = f"{o.kind}, inside the tensor operand after the map"
             ops.append({"name": md(o.name), "kind": md(kind), "type": md(str(typ)),
                         "when": md(when), "provenance": md(_prov_text(o.provenance))})
             ptxas_only(f"operand {o.name}", o.provenance)
@@ -112,6 +114,16 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
                           "since": md(gt.since or "-"),
                           "provenance": md(_prov_text(gt.provenance))})
             ptxas_only(f"gate {gt.id}", gt.provenance)
+        for o in ins.operands:
+            for vg in o.value_gates:
+                g = vg.gate
+                gates.append({"id": md(f"{g.id} (immediate {o.name} {spec_text(vg.values)})"),
+                              "when": md(g.when.text()),
+                              "targets": md(", ".join(g.selectors) or "all"),
+                              "since": md(g.since or "-"),
+                              "provenance": md(_prov_text(g.provenance))})
+                ptxas_only(f"gate {g.id} (immediate {o.name} {spec_text(vg.values)})",
+                           g.provenance)
         for dv in ins.deviations:
             gates.append({"id": md(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})"),
                           "when": md(dv.when.text()),

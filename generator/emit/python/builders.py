@@ -16,7 +16,13 @@ from typing import Any
 from ptxgen import escape
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
-from ptxgen.model.instructions import Instruction, InstructionSet, form_digest
+from ptxgen.model.instructions import (
+    Instruction,
+    InstructionSet,
+    form_digest,
+    gate_text,
+    spec_text,
+)
 from ptxgen.names import assert_not_reserved
 
 OUT_MODULE = "python/ptx.py"
@@ -91,7 +97,16 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
             elif op.when.items:
                 when = f" (only when {op.when.text()})"
             doc.append(f"    {name}: {what}{when}.")
-    doc += ["", "Returns the instruction text; raises PtxFormError for an invalid form."]
+    for op in ins.operands:
+        for vg in op.value_gates:
+            g = vg.gate
+            doc.append(f"    {op.name} {spec_text(vg.values)}"
+                       + (f" when {g.when.text()}" if g.when.items else "")
+                       + f": allowed {gate_text(g)}.")
+    doc += ["    ptx_isa: the PTX ISA version the text is for (None: the newest the spec "
+            "knows); a form or an immediate value that exists only from a later version is "
+            "refused.", "",
+            "Returns the instruction text; raises PtxFormError for an invalid form."]
     required = [p for p in params if not p["default"]]
     optional = [p for p in params if p["default"]]
     return {

@@ -80,6 +80,19 @@ enum class cp_async_bulk_tensor_cta_group : int {
 };
 
 /**
+ * cp.async.bulk.tensor: qualifier report (.{}). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
+ */
+enum class cp_async_bulk_tensor_report : int {
+    none,
+    mbarrier_report_disabled,
+    mbarrier_report_validity_per_16bytes_8,
+    mbarrier_report_validity_per_16bytes_80,
+    mbarrier_report_validity_per_16bytes_8000,
+    mbarrier_report_validity_per_16bytes_80000000,
+    mbarrier_report_validity_per_element_ff,
+};
+
+/**
  * cp.async.bulk.prefetch.tensor: qualifier dim (.{}).
  */
 enum class cp_async_bulk_prefetch_tensor_dim : int {
@@ -201,17 +214,20 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
     if ((load_mode == cp_async_bulk_tensor_load_mode::tile_gather4)) {
         return 5;
     }
@@ -236,7 +252,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
     if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
         return 1;
     }
@@ -250,7 +266,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unuse
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
     if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
         return 0;
     }
@@ -419,17 +435,39 @@ struct cp_reduce_async_bulk_tensor_tensor_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
+// The 246 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_tensor_load_forms0_table[] = {
-    0, 513, 1025, 1536, 2049, 2561, 12290, 12801,
-    13313, 13826, 14337, 14849, 36864, 37377, 37889, 38400,
-    38913, 39425, 39937, 40449, 40961, 49154, 49665, 50177,
-    50690, 51201, 51713, 52227, 52737, 53249, 73728, 74241,
-    74753, 75264, 75777, 76289, 86018, 86529, 87041, 87554,
-    88065, 88577, 110592, 111105, 111617, 112128, 112641, 113153,
-    122882, 123393, 123905, 124418, 124929, 125441, 147456, 147969,
-    148481, 148992, 149505, 150017, 159746, 160257, 160769, 161282,
-    161793, 162305,
+    0, 3585, 7169, 10752, 11010, 11266, 11522, 11778,
+    12034, 12290, 14337, 14594, 14850, 15106, 15362, 15618,
+    15874, 17921, 18178, 18434, 18690, 18946, 19202, 19458,
+    86019, 89601, 93185, 96771, 97026, 97282, 97538, 97794,
+    98050, 98306, 100353, 100610, 100866, 101122, 101378, 101634,
+    101890, 103937, 104194, 104450, 104706, 104962, 105218, 105474,
+    258048, 261633, 265217, 268800, 269058, 269314, 269570, 269826,
+    270082, 270338, 272385, 272642, 272898, 273154, 273410, 273666,
+    273922, 275969, 276226, 276482, 276738, 276994, 277250, 277506,
+    279553, 283137, 286721, 344067, 347649, 351233, 354819, 355074,
+    355330, 355586, 355842, 356098, 356354, 358401, 358658, 358914,
+    359170, 359426, 359682, 359938, 361985, 362242, 362498, 362754,
+    363010, 363266, 363522, 365572, 369153, 372737, 516096, 519681,
+    523265, 526848, 527106, 527362, 527618, 527874, 528130, 528386,
+    530433, 530690, 530946, 531202, 531458, 531714, 531970, 534017,
+    534274, 534530, 534786, 535042, 535298, 535554, 602115, 605697,
+    609281, 612867, 613122, 613378, 613634, 613890, 614146, 614402,
+    616449, 616706, 616962, 617218, 617474, 617730, 617986, 620033,
+    620290, 620546, 620802, 621058, 621314, 621570, 774144, 777729,
+    781313, 784896, 785154, 785410, 785666, 785922, 786178, 786434,
+    788481, 788738, 788994, 789250, 789506, 789762, 790018, 792065,
+    792322, 792578, 792834, 793090, 793346, 793602, 860163, 863745,
+    867329, 870915, 871170, 871426, 871682, 871938, 872194, 872450,
+    874497, 874754, 875010, 875266, 875522, 875778, 876034, 878081,
+    878338, 878594, 878850, 879106, 879362, 879618, 1032192, 1035777,
+    1039361, 1042944, 1043202, 1043458, 1043714, 1043970, 1044226, 1044482,
+    1046529, 1046786, 1047042, 1047298, 1047554, 1047810, 1048066, 1050113,
+    1050370, 1050626, 1050882, 1051138, 1051394, 1051650, 1118211, 1121793,
+    1125377, 1128963, 1129218, 1129474, 1129730, 1129986, 1130242, 1130498,
+    1132545, 1132802, 1133058, 1133314, 1133570, 1133826, 1134082, 1136129,
+    1136386, 1136642, 1136898, 1137154, 1137410, 1137666,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -441,20 +479,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, Ptxgen
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
  * Operands:
  *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
  *   mbar: the mbarrier object (32-bit shared address)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, cp_async_bulk_tensor_report PtxgenReport = cp_async_bulk_tensor_report::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -462,18 +501,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
     constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_form);
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
@@ -487,7 +528,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -499,9 +540,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
         PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
                          detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
                          detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else if constexpr (ptxgen_class == 3) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
+    } else if constexpr (ptxgen_class == 4) {
         PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
                          detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
     } else {  // no form: refused by the checks where the target may have one
@@ -515,15 +559,15 @@ namespace detail {
 
 // The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_tensor_load_forms1_table[] = {
-    256, 769, 1281, 1792, 2305, 2817, 12546, 13057,
-    13569, 14082, 14593, 15105, 37120, 37633, 38145, 38656,
-    39169, 39681, 40193, 40705, 41217, 49410, 49921, 50433,
-    50946, 51457, 51969, 52483, 52993, 53505, 73984, 74497,
-    75009, 75520, 76033, 76545, 86274, 86785, 87297, 87810,
-    88321, 88833, 110848, 111361, 111873, 112384, 112897, 113409,
-    123138, 123649, 124161, 124674, 125185, 125697, 147712, 148225,
-    148737, 149248, 149761, 150273, 160002, 160513, 161025, 161538,
-    162049, 162561,
+    1792, 5377, 8961, 12544, 16129, 19713, 87810, 91393,
+    94977, 98562, 102145, 105729, 259840, 263425, 267009, 270592,
+    274177, 277761, 281345, 284929, 288513, 345858, 349441, 353025,
+    356610, 360193, 363777, 367363, 370945, 374529, 517888, 521473,
+    525057, 528640, 532225, 535809, 603906, 607489, 611073, 614658,
+    618241, 621825, 775936, 779521, 783105, 786688, 790273, 793857,
+    861954, 865537, 869121, 872706, 876289, 879873, 1033984, 1037569,
+    1041153, 1044736, 1048321, 1051905, 1120002, 1123585, 1127169, 1130754,
+    1134337, 1137921,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -535,13 +579,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, Ptxgen
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
  * Operands:
  *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
@@ -549,7 +594,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, Ptxgen
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, cp_async_bulk_tensor_report PtxgenReport = cp_async_bulk_tensor_report::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
@@ -558,18 +603,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
     constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_form);
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
@@ -583,7 +630,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -625,7 +672,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -652,7 +699,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
@@ -664,10 +711,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -706,7 +753,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -735,7 +782,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
@@ -747,10 +794,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -791,7 +838,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_me
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -821,7 +868,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -839,7 +886,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -880,7 +927,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_me
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -912,7 +959,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -930,7 +977,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -953,17 +1000,28 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
+// The 156 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_tensor_load_multicast_forms0_table[] = {
-    1536, 2049, 2561, 3074, 3586, 4098, 6144, 6657,
-    7169, 7682, 8194, 8706, 38400, 38913, 39425, 39938,
-    40450, 40962, 43008, 43521, 44033, 44546, 45058, 45570,
-    47617, 48129, 48641, 49154, 49666, 50178, 75264, 75777,
-    76289, 76802, 77314, 77826, 79872, 80385, 80897, 81410,
-    81922, 82434, 112128, 112641, 113153, 113666, 114178, 114690,
-    116736, 117249, 117761, 118274, 118786, 119298, 148992, 149505,
-    150017, 150530, 151042, 151554, 153600, 154113, 154625, 155138,
-    155650, 156162,
+    10752, 14337, 17921, 21506, 25090, 28674, 43008, 46593,
+    50177, 53762, 54018, 54274, 54530, 54786, 55042, 55298,
+    57346, 57602, 57858, 58114, 58370, 58626, 58882, 60930,
+    61186, 61442, 61698, 61954, 62210, 62466, 268800, 272385,
+    275969, 279554, 283138, 286722, 301056, 304641, 308225, 311810,
+    312066, 312322, 312578, 312834, 313090, 313346, 315394, 315650,
+    315906, 316162, 316418, 316674, 316930, 318978, 319234, 319490,
+    319746, 320002, 320258, 320514, 333313, 336897, 340481, 344066,
+    347650, 351234, 526848, 530433, 534017, 537602, 541186, 544770,
+    559104, 562689, 566273, 569858, 570114, 570370, 570626, 570882,
+    571138, 571394, 573442, 573698, 573954, 574210, 574466, 574722,
+    574978, 577026, 577282, 577538, 577794, 578050, 578306, 578562,
+    784896, 788481, 792065, 795650, 799234, 802818, 817152, 820737,
+    824321, 827906, 828162, 828418, 828674, 828930, 829186, 829442,
+    831490, 831746, 832002, 832258, 832514, 832770, 833026, 835074,
+    835330, 835586, 835842, 836098, 836354, 836610, 1042944, 1046529,
+    1050113, 1053698, 1057282, 1060866, 1075200, 1078785, 1082369, 1085954,
+    1086210, 1086466, 1086722, 1086978, 1087234, 1087490, 1089538, 1089794,
+    1090050, 1090306, 1090562, 1090818, 1091074, 1093122, 1093378, 1093634,
+    1093890, 1094146, 1094402, 1094658,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -975,13 +1033,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_m
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
  * Operands:
  *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
@@ -989,16 +1048,16 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_m
  *   cta_mask: the destination CTAs
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, cp_async_bulk_tensor_report PtxgenReport = cp_async_bulk_tensor_report::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
     constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_form);
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
@@ -1008,6 +1067,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
@@ -1017,7 +1078,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1042,15 +1103,15 @@ namespace detail {
 
 // The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_tensor_load_multicast_forms1_table[] = {
-    1792, 2305, 2817, 3330, 3842, 4354, 6400, 6913,
-    7425, 7938, 8450, 8962, 38656, 39169, 39681, 40194,
-    40706, 41218, 43264, 43777, 44289, 44802, 45314, 45826,
-    47873, 48385, 48897, 49410, 49922, 50434, 75520, 76033,
-    76545, 77058, 77570, 78082, 80128, 80641, 81153, 81666,
-    82178, 82690, 112384, 112897, 113409, 113922, 114434, 114946,
-    116992, 117505, 118017, 118530, 119042, 119554, 149248, 149761,
-    150273, 150786, 151298, 151810, 153856, 154369, 154881, 155394,
-    155906, 156418,
+    12544, 16129, 19713, 23298, 26882, 30466, 44800, 48385,
+    51969, 55554, 59138, 62722, 270592, 274177, 277761, 281346,
+    284930, 288514, 302848, 306433, 310017, 313602, 317186, 320770,
+    335105, 338689, 342273, 345858, 349442, 353026, 528640, 532225,
+    535809, 539394, 542978, 546562, 560896, 564481, 568065, 571650,
+    575234, 578818, 786688, 790273, 793857, 797442, 801026, 804610,
+    818944, 822529, 826113, 829698, 833282, 836866, 1044736, 1048321,
+    1051905, 1055490, 1059074, 1062658, 1076992, 1080577, 1084161, 1087746,
+    1091330, 1094914,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1062,13 +1123,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_m
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
  * Operands:
  *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
@@ -1077,17 +1139,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_m
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false, cp_async_bulk_tensor_report PtxgenReport = cp_async_bulk_tensor_report::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     ::ptxgen::ptx::shared_address dst_mem,
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
     constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_form);
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
@@ -1097,6 +1159,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
@@ -1106,7 +1170,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1122,6 +1186,74 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
                          detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of cp_async_bulk_tensor_load_override: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_override_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 2304, 2560,
+    2816, 3072, 3328, 3584, 4608, 4864, 5120, 5376,
+    5632, 5888, 6912, 7168, 7424, 7680, 7936, 8192,
+    9216, 9472, 9728, 9984, 10240, 10496,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: src = global, load_mode = tile, completion = mbarrier::complete_tx::bytes, multicast = none, cache_hint = false, report = none, override = true.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenDst: dst (shared::cluster, shared::cta, global).
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   mbar: the mbarrier object (32-bit shared address)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    ::ptxgen::ptx::shared_address mbar
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1145,7 +1277,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
@@ -1166,7 +1298,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
@@ -1180,10 +1312,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1222,7 +1354,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
@@ -1244,7 +1376,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1259,10 +1391,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1303,7 +1435,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(Ptxge
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1325,7 +1457,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
@@ -1347,7 +1479,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -1388,7 +1520,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(Ptxge
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1411,7 +1543,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1434,7 +1566,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -1472,7 +1604,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, co
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1494,7 +1626,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -1506,7 +1638,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1541,7 +1673,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, co
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1565,7 +1697,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_index);
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast, CTA group or report");
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
@@ -1577,7 +1709,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1590,6 +1722,72 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
                          detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of cp_async_bulk_tensor_store_override: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_store_override_forms0_table[] = {
+    256, 2304, 3584, 4352, 6400, 8448,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   src_mem: the source box in shared::cta memory (stores)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode = cp_async_bulk_tensor_load_mode::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_override_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_override_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers .override::global_address on .tile loads and .tile / .tile::scatter4 stores without multicast or .L2::cache_hint");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -2152,7 +2350,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
  */
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false))];
 };
 
 /**
@@ -2172,7 +2370,7 @@ struct cp_async_bulk_tensor_load_im2col_w_operands {
  */
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_multicast_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false))];
 };
 
 /**

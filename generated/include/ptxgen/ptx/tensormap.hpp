@@ -161,6 +161,12 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tens
     return false;
 }
 
+PTXGEN_PTX_CONSTEXPR int tensormap_replace_gate_of_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, int v) {
+    if ((field == tensormap_replace_field::elemtype)) { if (v >= 13 && v <= 15) return 1; }
+    if ((field == tensormap_replace_field::swizzle_mode)) { if (v == 4) return 2; }
+    return 0;
+}
+
 PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tensormap_cp_fenceproxy_spaces spaces, [[maybe_unused]] tensormap_cp_fenceproxy_proxy proxy, [[maybe_unused]] tensormap_cp_fenceproxy_sem sem, [[maybe_unused]] tensormap_cp_fenceproxy_scope scope, [[maybe_unused]] tensormap_cp_fenceproxy_sync_aligned sync_aligned, long long v) {
     return v == 128;
     return false;
@@ -334,8 +340,12 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
                   "ptxgen: tensormap.replace: operand new_val is required when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
     static_assert((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode),
                   "ptxgen: tensormap.replace: operand new_val_imm is only allowed when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    static_assert(detail::tensormap_replace_ok_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm),
+    static_assert(detail::tensormap_replace_ok_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) || detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 0,
                   "ptxgen: tensormap.replace: immediate new_val_imm is out of range for this form");
+    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 1 || !((ptxgen_class == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_class == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x1b6db600ull, 0, 87),
+                  "ptxgen: tensormap.replace: immediate new_val_imm 13-15 when field = elemtype is only allowed on sm_100f, sm_101f, sm_120f from PTX ISA 8.7 [elemtype-13] (ptxgen support OPCODE)");
+    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 2 || !((ptxgen_class == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_class == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x48000ull, 0, 88),
+                  "ptxgen: tensormap.replace: immediate new_val_imm 4 when field = swizzle_mode is only allowed on sm_103a, sm_107a from PTX ISA 8.8 [swizzle-mode-4] (ptxgen support OPCODE)");
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
