@@ -323,6 +323,31 @@ class _Helpers:
         self.checkers: dict[str, dict[str, str]] = {}
         env = {q.name: escape.ident(q.name) for q in self.quals}
         self.cond = _Cond(ins, {}, env)
+        self._slots: list[int] | None = None
+        # the helpers used outside the checks (array operand types in a wrapper's
+        # signature and its traits, derived qualifiers): the others are only in the passes
+        # that run the checks
+        self.visible: set[str] = set()
+
+    def slots(self) -> list[int]:
+        """Where the forms of the instruction have immediate operands: the number of
+        non-immediate operand texts before each run of immediates, over every form and
+        immediate overload. Each position is a "C" operand of the shared asm statements
+        (empty where a form has no immediates there), so forms that differ only in their
+        immediates share a statement."""
+        if self._slots is None:
+            imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
+            found: set[int] = set()
+            for f in self.ins.forms:
+                for extra in ({*()}, imm_ops):
+                    rt = 0
+                    for u in f.operands:
+                        if u.kind in ("immediate", "immediates") or u.name in extra:
+                            found.add(rt)
+                        else:
+                            rt += 1
+            self._slots = sorted(found)
+        return self._slots
 
     def array_checker(self, ins: Instruction, op: Any, alt: Any, name: str) -> dict[str, str]:
         """The class templates that check an array operand's element type and length."""
@@ -404,6 +429,7 @@ class _Helpers:
 
     def derive_call(self, q: Qualifier, exprs: Mapping[str, str]) -> str:
         args = ", ".join(exprs[d] for d in q.derived)
+        self.visible.add(self.derive(q))
         return f"detail::{self.derive(q)}({args})"
 
 
@@ -678,6 +704,7 @@ class _Wrapper:
         helper = self.helpers.value_helper(
             op.name if alt is None else alt.name, "type", [(None, spec)],
             lambda v: -1 if v is None else code[str(v)], "int")
+        self.helpers.visible.add(helper)
         return f"detail::reg_t<{self.helpers.call(helper, self.exprs)}>"
 
     def operand_count(self, op: Any, alt: Any) -> str:
@@ -692,6 +719,7 @@ class _Wrapper:
             pairs = [(None, spec)]
         helper = self.helpers.value_helper(op.name if alt is None else alt.name, "count", pairs,
                                            lambda v: 0 if v is None else int(v), "int")
+        self.helpers.visible.add(helper)
         # an array bound is a size_t: convert explicitly (-Wsign-conversion in host passes)
         return f"static_cast<decltype(sizeof(0))>({self.helpers.call(helper, self.exprs)})"
 
@@ -820,8 +848,8 @@ class _Wrapper:
             expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
         classes: dict[tuple[str, int, int, str], int] = {}
         entries: list[tuple[int, str, int]] = []  # (number * 256 + class, opcode, statement)
-        statements: dict[str, int] = {}
-        opcode = f"detail::opcode_text<{escape.ident(f'{fn}_opcode')}, PtxgenF>::c"
+        texts: dict[int, str] = {}  # number * 256 + class: the form's shared statement
+        formats: list[str] | None = None  # the immediates' text at each slot (same in all)
         left_out = False
         for f in forms:
             number = 0
@@ -834,10 +862,15 @@ class _Wrapper:
             b = self.gating(f)
             key = (b["mask"], b["arch_from"], b["since"], b["error"])
             k = classes.setdefault(key, len(classes))
-            # one asm statement per operand list; the opcode text is a "C" operand of it
-            text = self.asm(f, imm_refs, opcode)
-            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode),
-                            statements.setdefault(text, len(statements))))
+            # one asm statement per list of non-immediate operands; the opcode and the
+            # immediates are "C" operands of it
+            text, fmts = self.spliced_asm(f, imm_refs)
+            if formats is None:
+                formats = fmts
+            elif formats != fmts:
+                raise ValueError(f"{f.key}: the immediates of an overload differ between forms")
+            texts[number * FORM_CLASSES + k] = text
+            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode), 0))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
@@ -845,6 +878,11 @@ class _Wrapper:
             "with a pattern that selects it") if left_out else None
         entries.sort()
         rows = [", ".join(str(e[0]) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
+        formats = formats or [""] * len(self.helpers.slots())
+        imm_args = ", ".join(imm_refs.values())
+        slot_texts = [f"detail::immediate_text<{escape.ident(f'{fn}_immediates')}, {i}"
+                      + (f", {imm_args}>" if imm_args else ">") if fmt else "detail::no_text"
+                      for i, fmt in enumerate(formats)]
         tparams = ["long long PtxgenF"]
         params: list[str] = []
         args: list[str] = []
@@ -880,10 +918,13 @@ class _Wrapper:
                 "opcodes": escape.ident(f"{fn}_opcode"),
                 "opcode_rows": [", ".join(e[1] for e in entries[i:i + 4])
                                 for i in range(0, len(entries), 4)],
+                "immediates": escape.ident(f"{fn}_immediates"),
+                "immediate_formats": [escape.cpp_str(x) for x in formats] if any(formats)
+                else [],
+                "slot_texts": slot_texts,
                 "statement_table": escape.ident(f"{fn}_statement"),
-                "statement_rows": [", ".join(str(e[2]) for e in entries[i:i + 32])
-                                   for i in range(0, len(entries), 32)],
-                "statements": list(statements),
+                "statement_texts": [texts.get(e[0]) for e in entries],
+                "statement_tparams": ", ".join(t for t in tparams if t.startswith("class ")),
                 "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e}
                             for (m, fr, si, e) in classes]}
 
@@ -906,6 +947,55 @@ class _Wrapper:
             head = escape.cpp_str(f"%{count}" + (" " if texts else ""))
             in_s = ", ".join(s for s in (in_s, f"\"C\"({opcode_operand})") if s)
         body = head + (f" \"{operands};\"" if texts else " \";\"")
+        return self._statement(body, pred, post, texts, out_s, in_s, f)
+
+    def spliced_asm(self, f: Form, imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
+        """The asm statement that a form shares with every form of the file that has the
+        same non-immediate operands, and the text of its immediates at each slot of
+        ``_Helpers.slots`` ('%' and a digit: the immediate of that position in
+        ``imm_refs``). The statement's template splices in its "C" operands: the opcode
+        (class PtxgenT0) and the immediates of slot i (class PtxgenT<i+1>)."""
+        uses = f.operands
+        key = ("spliced", *map(id, uses), *imm_refs.items())
+        hit = self._operand_text.get(key)
+        if hit is None or hit[0] != uses:
+            hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs, True))
+        texts, pred, out_s, in_s, post, count = hit[1]
+        union = self.helpers.slots()
+        runs: dict[int, list[tuple[str, str]]] = {}  # slot: (separator, text) of immediates
+        rt: list[tuple[str, str]] = []  # (separator, text) of the other operands
+        for i, (u, t) in enumerate(zip(uses, texts, strict=True)):
+            sep = ("|" if u.joined else ", ") if i else ""
+            if u.kind in ("immediate", "immediates"):
+                runs.setdefault(len(rt), []).append((sep, t))
+            else:
+                rt.append((sep, t))
+        slots = [k for k in union if k <= len(rt)] if texts else []
+        formats = []
+        for k in union:
+            run = runs.get(k, [])
+            if k == 0 and run:  # before the first other operand: it brings the separator
+                text = run[0][1] + "".join(a + b for a, b in run[1:])
+                formats.append(text + (rt[0][0] if rt else ""))
+            else:
+                formats.append("".join(a + b for a, b in run))
+        body = ""
+        for j, (sep, t) in enumerate(rt):
+            if j in slots:
+                body += f"%{count + 1 + slots.index(j)}"
+            body += (sep if j else "") + t
+        if len(rt) in slots:
+            body += f"%{count + 1 + slots.index(len(rt))}"
+        head = escape.cpp_str(f"%{count}" + (" " if texts else ""))
+        c_ops = [f"\"C\"(PtxgenT{i}::c)" for i in
+                 [0, *(union.index(k) + 1 for k in slots)]]
+        in_s = ", ".join(x for x in (in_s, *c_ops) if x)
+        text = self._statement(head + (f" {escape.cpp_str(body + ';')}"), pred, post, texts,
+                               out_s, in_s, f)
+        return text, formats
+
+    def _statement(self, body: str, pred: str | None, post: str, texts: list[str],
+                   out_s: str, in_s: str, f: Form) -> str:
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
@@ -921,7 +1011,8 @@ class _Wrapper:
             return f"asm volatile({body} : {out_s} : {in_s})"
         return f"asm volatile({body} : {out_s})"
 
-    def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str]
+    def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str],
+                       spliced: bool = False
                        ) -> tuple[list[str], str | None, str, str, str, int]:
         """(operand texts, predicate operand, output list, input list, the predicate
         output's selp, the number of operands) of an asm statement with these operand
@@ -985,6 +1076,11 @@ class _Wrapper:
                 texts.append("p")
                 ins_.append(f"\"r\"(static_cast<std::uint32_t>({pname}))")
                 nxt_in += 1
+            elif spliced:  # text for the slot's "C" operand: '%' and the immediate's position
+                names = [u.name] if u.kind == "immediate" else [
+                    f"{u.name}_{e}" for e, _ in u.elements]
+                refs = [f"%{list(imm_refs).index(n)}" for n in names]
+                texts.append(refs[0] if u.kind == "immediate" else "{" + ", ".join(refs) + "}")
             elif u.kind == "immediate":
                 texts.append(f"%{nxt_in}")
                 ins_.append(f"\"n\"({imm_refs[u.name]})")
@@ -1126,6 +1222,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 select: str | None = None) -> dict[str, Any]:
     enums: list[dict[str, Any]] = []
     helpers: list[dict[str, Any]] = []
+    check_helpers: list[dict[str, Any]] = []  # only in the passes that run the checks
     functions: list[dict[str, Any]] = []
     checkers: list[dict[str, str]] = []
     traits: dict[str, dict[str, Any]] = {}
@@ -1176,10 +1273,13 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
                              f"{', '.join(sorted(clash))} are also the enum of a qualifier "
                              f"(instruction id + qualifier name) or a result struct")
-        helpers += list(hp.defs.values())
+        helpers += [h for n, h in hp.defs.items() if n in hp.visible]
+        check_helpers += [h for n, h in hp.defs.items() if n not in hp.visible]
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
-    return {"guard": f"PTXGEN_PTX_{stem.upper()}_HPP", "enums": enums, "helpers": helpers,
+    return {"statement_groups": _statement_groups(stem, functions),
+            "check_helpers": check_helpers, "guard": f"PTXGEN_PTX_{stem.upper()}_HPP",
+            "enums": enums, "helpers": helpers,
             "stem": stem, "family": f"0x{family:x}ull",
             "forms_guard": f"PTXGEN_PTX_{stem.upper()}_FORMS_HPP",
             "has_forms": any(f["forms"] for f in functions),
@@ -1190,6 +1290,39 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
+
+
+def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The asm statements of a file's forms, one function per parameter list (the forms
+    functions with the same parameters share it, and its statements); each forms table
+    gets the statement of each of its forms in that function."""
+    groups: dict[str, dict[str, Any]] = {}
+    for f in functions:
+        t = f["forms"]
+        if not t:
+            continue
+        g = groups.get(t["params"])
+        if g is None:
+            g = groups[t["params"]] = {
+                "function": escape.ident(f"{stem}_asm{len(groups)}"), "params": t["params"],
+                "tparams": t["statement_tparams"], "texts": {}, "slots": 0}
+        g["slots"] = max(g["slots"], len(t["slot_texts"]))
+        t["asm"] = g["function"]
+        ks = [0 if x is None else g["texts"].setdefault(x, len(g["texts"]))
+              for x in t["statement_texts"]]
+        t["statement_rows"] = [", ".join(map(str, ks[i:i + 32])) for i in range(0, len(ks), 32)]
+    for f in functions:  # every slot of the group, "" past the form's own
+        t = f["forms"]
+        if t:
+            n = groups[t["params"]]["slots"]
+            t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcodes']}, PtxgenF>",
+                                        *t["slot_texts"],
+                                        *["detail::no_text"] * (n - len(t["slot_texts"]))])
+    return [{"function": g["function"], "params": g["params"],
+             "tparams": ", ".join(["int PtxgenK", *(f"class PtxgenT{i}"
+                                                     for i in range(g["slots"] + 1)),
+                                   *([g["tparams"]] if g["tparams"] else [])]),
+             "statements": list(g["texts"])} for g in groups.values()]
 
 
 def target_view(iset: InstructionSet) -> dict[str, Any]:

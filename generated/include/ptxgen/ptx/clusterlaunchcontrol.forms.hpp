@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of clusterlaunchcontrol.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_CLUSTERLAUNCHCONTROL_FORMS_HPP
 #define PTXGEN_PTX_CLUSTERLAUNCHCONTROL_FORMS_HPP
 
@@ -13,8 +14,27 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_asm0(PtxgenA0 addr, PtxgenA1 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], [%1];" :  : "l"(addr), "l"(mbar), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0], [%1];" :  : "r"(addr.value), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_asm1(PtxgenA0& ctaid, PtxgenA1 response) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "%0, %1;" : "=r"(ctaid) : "q"(response), "C"(PtxgenT0::c));
+#endif
+}
+
 // clusterlaunchcontrol_try_cancel_forms0: the opcode of each form, in the order of clusterlaunchcontrol_try_cancel_forms0_table, and
-// the asm statement it takes.
+// the asm statement of clusterlaunchcontrol_asm0 it takes.
 inline constexpr const char* clusterlaunchcontrol_try_cancel_forms0_opcode[] = {
     "clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128", "clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.multicast::cluster::all.b128", "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128", "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128",
 };
@@ -25,16 +45,14 @@ inline constexpr unsigned short clusterlaunchcontrol_try_cancel_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel_forms0(PtxgenA0 addr, PtxgenA1 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = clusterlaunchcontrol_try_cancel_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], [%1];" :  : "l"(addr), "l"(mbar), "C"(detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], [%1];" :  : "r"(addr.value), "r"(mbar.value), "C"(detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>::c) : "memory");
+    clusterlaunchcontrol_asm0<clusterlaunchcontrol_try_cancel_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>>(addr, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0: the opcode of each form, in the order of clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, and
-// the asm statement it takes.
+// the asm statement of clusterlaunchcontrol_asm1 it takes.
 inline constexpr const char* clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode[] = {
     "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::z.b32.b128",
 };
@@ -45,8 +63,7 @@ inline constexpr unsigned short clusterlaunchcontrol_query_cancel_get_first_ctai
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0(PtxgenA0& ctaid, PtxgenA1 response) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" : "=r"(ctaid) : "q"(response), "C"(detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, PtxgenF>::c));
+    clusterlaunchcontrol_asm1<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, PtxgenF>>(ctaid, response);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -108,6 +108,9 @@ PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_type clusterlaunchcontrol
     return clusterlaunchcontrol_query_cancel_type{};
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffff00ull)
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct clusterlaunchcontrol_query_cancel_ctaids_element_type {
@@ -121,6 +124,7 @@ struct clusterlaunchcontrol_query_cancel_ctaids_length {
                   "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids: the array has PtxgenGiven elements where this form needs PtxgenNeeded (x, y, z of the first CTA of the canceled cluster, and an unused fourth register; 4 registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

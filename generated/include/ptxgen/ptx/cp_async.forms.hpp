@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of cp_async.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_CP_ASYNC_FORMS_HPP
 #define PTXGEN_PTX_CP_ASYNC_FORMS_HPP
 
@@ -13,13 +14,80 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_asm0(PtxgenA0 dst_mem, PtxgenA1 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], [%1]%3;" :  : "r"(dst_mem.value), "l"(src_mem), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_asm1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0], [%1]%4, %2;" :  : "r"(dst_mem.value), "l"(src_mem), "l"(cache_policy), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_asm2(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0], [%1]%4, %2;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(src_size), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_asm3(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1]%5, %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(src_size), "l"(cache_policy), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_asm4(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t" "%3 " "[%0], [%1]%4, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "r"(static_cast<std::uint32_t>(ignore_src)), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_asm5(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t" "%4 " "[%0], [%1]%5, p, %3;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0>
+PTXGEN_PTX_DEVICE void cp_async_asm6(PtxgenA0 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0];" :  : "l"(addr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0];" :  : "r"(addr.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
 // cp_async_forms0: the opcode of each form, in the order of cp_async_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm0 it takes.
 inline constexpr const char* cp_async_forms0_opcode[] = {
     "cp.async.ca.shared.global", "cp.async.ca.shared.global.L2::64B", "cp.async.ca.shared.global.L2::128B", "cp.async.ca.shared.global.L2::256B",
     "cp.async.ca.shared::cta.global", "cp.async.ca.shared::cta.global.L2::64B", "cp.async.ca.shared::cta.global.L2::128B", "cp.async.ca.shared::cta.global.L2::256B",
     "cp.async.cg.shared.global", "cp.async.cg.shared.global.L2::64B", "cp.async.cg.shared.global.L2::128B", "cp.async.cg.shared.global.L2::256B",
     "cp.async.cg.shared::cta.global", "cp.async.cg.shared::cta.global.L2::64B", "cp.async.cg.shared::cta.global.L2::128B", "cp.async.cg.shared::cta.global.L2::256B",
+};
+inline constexpr const char* cp_async_forms0_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -28,20 +96,22 @@ inline constexpr unsigned short cp_async_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "C"(detail::opcode_text<cp_async_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm0<cp_async_forms0_statement[PtxgenF], detail::opcode_text<cp_async_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_forms1: the opcode of each form, in the order of cp_async_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm1 it takes.
 inline constexpr const char* cp_async_forms1_opcode[] = {
     "cp.async.ca.shared.global.L2::cache_hint", "cp.async.ca.shared.global.L2::cache_hint.L2::64B", "cp.async.ca.shared.global.L2::cache_hint.L2::128B", "cp.async.ca.shared.global.L2::cache_hint.L2::256B",
     "cp.async.ca.shared::cta.global.L2::cache_hint", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared.global.L2::cache_hint", "cp.async.cg.shared.global.L2::cache_hint.L2::64B", "cp.async.cg.shared.global.L2::cache_hint.L2::128B", "cp.async.cg.shared.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared::cta.global.L2::cache_hint", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B",
+};
+inline constexpr const char* cp_async_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -50,20 +120,22 @@ inline constexpr unsigned short cp_async_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "l"(cache_policy), "C"(detail::opcode_text<cp_async_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm1<cp_async_forms1_statement[PtxgenF], detail::opcode_text<cp_async_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_src_size_forms0: the opcode of each form, in the order of cp_async_src_size_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm2 it takes.
 inline constexpr const char* cp_async_src_size_forms0_opcode[] = {
     "cp.async.ca.shared.global", "cp.async.ca.shared.global.L2::64B", "cp.async.ca.shared.global.L2::128B", "cp.async.ca.shared.global.L2::256B",
     "cp.async.ca.shared::cta.global", "cp.async.ca.shared::cta.global.L2::64B", "cp.async.ca.shared::cta.global.L2::128B", "cp.async.ca.shared::cta.global.L2::256B",
     "cp.async.cg.shared.global", "cp.async.cg.shared.global.L2::64B", "cp.async.cg.shared.global.L2::128B", "cp.async.cg.shared.global.L2::256B",
     "cp.async.cg.shared::cta.global", "cp.async.cg.shared::cta.global.L2::64B", "cp.async.cg.shared::cta.global.L2::128B", "cp.async.cg.shared::cta.global.L2::256B",
+};
+inline constexpr const char* cp_async_src_size_forms0_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_src_size_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -72,20 +144,22 @@ inline constexpr unsigned short cp_async_src_size_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_src_size_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "r"(src_size), "C"(detail::opcode_text<cp_async_src_size_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm2<cp_async_src_size_forms0_statement[PtxgenF], detail::opcode_text<cp_async_src_size_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_src_size_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_src_size_forms1: the opcode of each form, in the order of cp_async_src_size_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm3 it takes.
 inline constexpr const char* cp_async_src_size_forms1_opcode[] = {
     "cp.async.ca.shared.global.L2::cache_hint", "cp.async.ca.shared.global.L2::cache_hint.L2::64B", "cp.async.ca.shared.global.L2::cache_hint.L2::128B", "cp.async.ca.shared.global.L2::cache_hint.L2::256B",
     "cp.async.ca.shared::cta.global.L2::cache_hint", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared.global.L2::cache_hint", "cp.async.cg.shared.global.L2::cache_hint.L2::64B", "cp.async.cg.shared.global.L2::cache_hint.L2::128B", "cp.async.cg.shared.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared::cta.global.L2::cache_hint", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B",
+};
+inline constexpr const char* cp_async_src_size_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_src_size_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -94,20 +168,22 @@ inline constexpr unsigned short cp_async_src_size_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_src_size_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1], %2, %3, %4;" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "r"(src_size), "l"(cache_policy), "C"(detail::opcode_text<cp_async_src_size_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm3<cp_async_src_size_forms1_statement[PtxgenF], detail::opcode_text<cp_async_src_size_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_src_size_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_ignore_src_forms0: the opcode of each form, in the order of cp_async_ignore_src_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm4 it takes.
 inline constexpr const char* cp_async_ignore_src_forms0_opcode[] = {
     "cp.async.ca.shared.global", "cp.async.ca.shared.global.L2::64B", "cp.async.ca.shared.global.L2::128B", "cp.async.ca.shared.global.L2::256B",
     "cp.async.ca.shared::cta.global", "cp.async.ca.shared::cta.global.L2::64B", "cp.async.ca.shared::cta.global.L2::128B", "cp.async.ca.shared::cta.global.L2::256B",
     "cp.async.cg.shared.global", "cp.async.cg.shared.global.L2::64B", "cp.async.cg.shared.global.L2::128B", "cp.async.cg.shared.global.L2::256B",
     "cp.async.cg.shared::cta.global", "cp.async.cg.shared::cta.global.L2::64B", "cp.async.cg.shared::cta.global.L2::128B", "cp.async.cg.shared::cta.global.L2::256B",
+};
+inline constexpr const char* cp_async_ignore_src_forms0_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_ignore_src_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -116,20 +192,22 @@ inline constexpr unsigned short cp_async_ignore_src_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_ignore_src_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "%4 " "[%0], [%1], %2, p;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "r"(static_cast<std::uint32_t>(ignore_src)), "C"(detail::opcode_text<cp_async_ignore_src_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm4<cp_async_ignore_src_forms0_statement[PtxgenF], detail::opcode_text<cp_async_ignore_src_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_ignore_src_forms1: the opcode of each form, in the order of cp_async_ignore_src_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm5 it takes.
 inline constexpr const char* cp_async_ignore_src_forms1_opcode[] = {
     "cp.async.ca.shared.global.L2::cache_hint", "cp.async.ca.shared.global.L2::cache_hint.L2::64B", "cp.async.ca.shared.global.L2::cache_hint.L2::128B", "cp.async.ca.shared.global.L2::cache_hint.L2::256B",
     "cp.async.ca.shared::cta.global.L2::cache_hint", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared.global.L2::cache_hint", "cp.async.cg.shared.global.L2::cache_hint.L2::64B", "cp.async.cg.shared.global.L2::cache_hint.L2::128B", "cp.async.cg.shared.global.L2::cache_hint.L2::256B",
     "cp.async.cg.shared::cta.global.L2::cache_hint", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::64B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::128B", "cp.async.cg.shared::cta.global.L2::cache_hint.L2::256B",
+};
+inline constexpr const char* cp_async_ignore_src_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short cp_async_ignore_src_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -138,15 +216,14 @@ inline constexpr unsigned short cp_async_ignore_src_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_ignore_src_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "%5 " "[%0], [%1], %2, p, %4;" "\n\t}" :  : "r"(dst_mem.value), "l"(src_mem), "n"(PtxgenCpSize), "r"(static_cast<std::uint32_t>(ignore_src)), "l"(cache_policy), "C"(detail::opcode_text<cp_async_ignore_src_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm5<cp_async_ignore_src_forms1_statement[PtxgenF], detail::opcode_text<cp_async_ignore_src_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_mbarrier_arrive_forms0: the opcode of each form, in the order of cp_async_mbarrier_arrive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_asm6 it takes.
 inline constexpr const char* cp_async_mbarrier_arrive_forms0_opcode[] = {
     "cp.async.mbarrier.arrive.b64", "cp.async.mbarrier.arrive.shared.b64", "cp.async.mbarrier.arrive.shared::cta.b64", "cp.async.mbarrier.arrive.noinc.b64",
     "cp.async.mbarrier.arrive.noinc.shared.b64", "cp.async.mbarrier.arrive.noinc.shared::cta.b64",
@@ -158,9 +235,7 @@ inline constexpr unsigned short cp_async_mbarrier_arrive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_mbarrier_arrive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "[%0];" :  : "l"(addr), "C"(detail::opcode_text<cp_async_mbarrier_arrive_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "[%0];" :  : "r"(addr.value), "C"(detail::opcode_text<cp_async_mbarrier_arrive_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_asm6<cp_async_mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<cp_async_mbarrier_arrive_forms0_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -72,6 +72,17 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_src_size_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_all_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 
+PTXGEN_PTX_CONSTEXPR int cp_async_mbarrier_arrive_type_addr([[maybe_unused]] bool noinc, [[maybe_unused]] cp_async_mbarrier_arrive_space space, [[maybe_unused]] cp_async_mbarrier_arrive_type type) {
+    if ((space == cp_async_mbarrier_arrive_space::none)) {
+        return 9;
+    }
+    return 8;
+    return -1;
+}
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
+
 PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size([[maybe_unused]] cp_async_cache cache, [[maybe_unused]] cp_async_space space, [[maybe_unused]] cp_async_src src, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_prefetch prefetch, long long v) {
     if ((cache == cp_async_cache::cg)) {
         return v == 16;
@@ -84,14 +95,7 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(long long v) {
     return v >= 0;
     return false;
 }
-
-PTXGEN_PTX_CONSTEXPR int cp_async_mbarrier_arrive_type_addr([[maybe_unused]] bool noinc, [[maybe_unused]] cp_async_mbarrier_arrive_space space, [[maybe_unused]] cp_async_mbarrier_arrive_type type) {
-    if ((space == cp_async_mbarrier_arrive_space::none)) {
-        return 9;
-    }
-    return 8;
-    return -1;
-}
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of cp_async_bulk.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_CP_ASYNC_BULK_FORMS_HPP
 #define PTXGEN_PTX_CP_ASYNC_BULK_FORMS_HPP
 
@@ -13,8 +14,128 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm2(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm3(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm4(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm5(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%7 " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm6(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm7(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm8(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm9(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1], %2, %3, %4;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "h"(byte_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm10(PtxgenA0 src_mem, PtxgenA1 size) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(src_mem), "r"(size), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm11(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(src_mem), "r"(size), "l"(cache_policy), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_asm12() {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%0 " "%1;" :  : "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
 // cp_async_bulk_forms0: the opcode of each form, in the order of cp_async_bulk_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm0 it takes.
 inline constexpr const char* cp_async_bulk_forms0_opcode[] = {
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80",
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
@@ -28,15 +149,14 @@ inline constexpr unsigned short cp_async_bulk_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm0<cp_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_forms1: the opcode of each form, in the order of cp_async_bulk_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm1 it takes.
 inline constexpr const char* cp_async_bulk_forms1_opcode[] = {
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80",
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint",
@@ -50,15 +170,14 @@ inline constexpr unsigned short cp_async_bulk_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm1<cp_async_bulk_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_multicast_cluster_forms0: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm2 it takes.
 inline constexpr const char* cp_async_bulk_multicast_cluster_forms0_opcode[] = {
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
@@ -72,16 +191,14 @@ inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_multicast_cluster_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0], [%1], %2, [%3], %4;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm2<cp_async_bulk_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_multicast_cluster_forms1: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm3 it takes.
 inline constexpr const char* cp_async_bulk_multicast_cluster_forms1_opcode[] = {
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
@@ -95,16 +212,14 @@ inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms1_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_multicast_cluster_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%6 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%6 " "[%0], [%1], %2, [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm3<cp_async_bulk_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_ignore_oob_forms0: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm4 it takes.
 inline constexpr const char* cp_async_bulk_ignore_oob_forms0_opcode[] = {
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled",
 };
@@ -115,15 +230,14 @@ inline constexpr unsigned short cp_async_bulk_ignore_oob_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_ignore_oob_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%6 " "[%0], [%1], %2, %3, %4, [%5];" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm4<cp_async_bulk_ignore_oob_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_ignore_oob_forms1: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm5 it takes.
 inline constexpr const char* cp_async_bulk_ignore_oob_forms1_opcode[] = {
     "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled",
 };
@@ -134,15 +248,14 @@ inline constexpr unsigned short cp_async_bulk_ignore_oob_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_ignore_oob_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%7 " "[%0], [%1], %2, %3, %4, [%5], %6;" :  : "r"(dst_mem.value), "l"(src_mem), "r"(size), "r"(ignore_bytes_left), "r"(ignore_bytes_right), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm5<cp_async_bulk_ignore_oob_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm6 it takes.
 inline constexpr const char* cp_async_bulk_to_global_forms0_opcode[] = {
     "cp.async.bulk.global.shared::cta.bulk_group",
 };
@@ -153,15 +266,14 @@ inline constexpr unsigned short cp_async_bulk_to_global_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_to_global_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "C"(detail::opcode_text<cp_async_bulk_to_global_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm6<cp_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm7 it takes.
 inline constexpr const char* cp_async_bulk_to_global_forms1_opcode[] = {
     "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint",
 };
@@ -172,15 +284,14 @@ inline constexpr unsigned short cp_async_bulk_to_global_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_to_global_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_to_global_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm7<cp_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_cp_mask_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm8 it takes.
 inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms0_opcode[] = {
     "cp.async.bulk.global.shared::cta.bulk_group.cp_mask",
 };
@@ -191,15 +302,14 @@ inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_to_global_cp_mask_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask), "C"(detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm8<cp_async_bulk_to_global_cp_mask_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_cp_mask_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm9 it takes.
 inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms1_opcode[] = {
     "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask",
 };
@@ -210,15 +320,14 @@ inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms1_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_to_global_cp_mask_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1], %2, %3, %4;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "h"(byte_mask), "C"(detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm9<cp_async_bulk_to_global_cp_mask_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm10 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_forms0_opcode[] = {
     "cp.async.bulk.prefetch.L2.global", "cp.async.bulk.prefetch.L2.global.L2::evict_last",
 };
@@ -229,15 +338,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms0(PtxgenA0 src_mem, PtxgenA1 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(src_mem), "r"(size), "C"(detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode, PtxgenF>::c));
+    cp_async_bulk_asm10<cp_async_bulk_prefetch_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode, PtxgenF>>(src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm11 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_forms1_opcode[] = {
     "cp.async.bulk.prefetch.L2.global.L2::cache_hint",
 };
@@ -248,36 +356,34 @@ inline constexpr unsigned short cp_async_bulk_prefetch_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(src_mem), "r"(size), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode, PtxgenF>::c));
+    cp_async_bulk_asm11<cp_async_bulk_prefetch_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode, PtxgenF>>(src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm0 it takes.
 inline constexpr const char* cp_reduce_async_bulk_forms0_opcode[] = {
     "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u32",
     "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.inc.u32",
     "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.dec.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.or.b32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32",
 };
 inline constexpr unsigned short cp_reduce_async_bulk_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_reduce_async_bulk_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value), "C"(detail::opcode_text<cp_reduce_async_bulk_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm0<cp_reduce_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm6 it takes.
 inline constexpr const char* cp_reduce_async_bulk_to_global_forms0_opcode[] = {
     "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16",
     "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64",
@@ -294,15 +400,14 @@ inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms0_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_reduce_async_bulk_to_global_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "C"(detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm6<cp_reduce_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm7 it takes.
 inline constexpr const char* cp_reduce_async_bulk_to_global_forms1_opcode[] = {
     "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16",
     "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64",
@@ -319,17 +424,19 @@ inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms1_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_reduce_async_bulk_to_global_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm7<cp_reduce_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_wait_group_forms0: the opcode of each form, in the order of cp_async_bulk_wait_group_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_asm12 it takes.
 inline constexpr const char* cp_async_bulk_wait_group_forms0_opcode[] = {
     "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read",
+};
+inline constexpr const char* cp_async_bulk_wait_group_forms0_immediates[] = {
+    "%0",
 };
 inline constexpr unsigned short cp_async_bulk_wait_group_forms0_statement[] = {
     0, 0,
@@ -338,8 +445,7 @@ inline constexpr unsigned short cp_async_bulk_wait_group_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_wait_group_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "%0;" :  : "n"(PtxgenN), "C"(detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_asm12<cp_async_bulk_wait_group_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_bulk_wait_group_forms0_immediates, 0, PtxgenN>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -185,10 +185,14 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem([[maybe_unused]] cp_r
     return -1;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool read, long long v) {
     return v >= 0;
     return false;
 }
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of cp_async_bulk_tensor.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_CP_ASYNC_BULK_TENSOR_FORMS_HPP
 #define PTXGEN_PTX_CP_ASYNC_BULK_TENSOR_FORMS_HPP
 
@@ -13,8 +14,292 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm2(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm3(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm4(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm5(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm6(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 6) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 7) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 8) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 9) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm7(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%7 " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 6) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 7) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 8) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 9) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm8(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1, {%2}], %3, [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1, {%2, %3}], %4, [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], %5, [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], %6, [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], %7, [%8];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm9(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%13 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%13 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm11(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm12(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%5 " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%6 " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm15(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, {%1}], %2, [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, {%1, %2}], %3, [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], %6, [%7];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0, {%1, %2, %3}], %4, [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], %5, [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm16(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%6 " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%4 " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%5 " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0, {%1}], %2;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0, {%1, %2}], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0, {%1, %2, %3, %4, %5}], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%5 " "[%0, {%1, %2, %3}], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%6 " "[%0, {%1, %2, %3, %4}], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(cache_policy), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm19(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4}, %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%10 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8}, %9;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm20(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm21(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%7 " "[%0, {%1, %2, %3}], {%4, %5}, %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+#endif
+}
+
 // cp_async_bulk_tensor_load_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm0 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
     "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000",
@@ -93,19 +378,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0], [%1, {%2}], [%3];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0], [%1, {%2, %3}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "[%0], [%1, {%2, %3, %4}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%7 " "[%0], [%1, {%2, %3, %4, %5}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm0<cp_async_bulk_tensor_load_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm1 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_forms1_opcode[] = {
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
     "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
@@ -134,19 +414,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm1<cp_async_bulk_tensor_load_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm2 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes",
     "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1",
@@ -161,17 +436,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], {%6};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm2<cp_async_bulk_tensor_load_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm3 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
@@ -186,17 +458,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm3<cp_async_bulk_tensor_load_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm4 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
@@ -216,17 +485,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_w_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm4<cp_async_bulk_tensor_load_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm5 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
@@ -246,17 +512,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms1_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_w_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm5<cp_async_bulk_tensor_load_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm6 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
@@ -309,24 +572,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0], [%1, {%2}], [%3], %4;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "[%0], [%1, {%2, %3}], [%4], %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], [%5], %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 8) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 9) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm6<cp_async_bulk_tensor_load_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm7 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms1_opcode[] = {
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
     "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
@@ -355,24 +608,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms1_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_multicast_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%6 " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%6 " "[%0], [%1, {%2}], [%3], %4, %5;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%7 " "[%0], [%1, {%2, %3}], [%4], %5, %6;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], %6, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 8) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 9) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm7<cp_async_bulk_tensor_load_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm8 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_override_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address",
     "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address",
@@ -390,19 +633,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_override_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_override_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0], [%1, %3, {%2}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%6 " "[%0], [%1, %4, {%2, %3}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "[%0], [%1, %5, {%2, %3, %4}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%8 " "[%0], [%1, %6, {%2, %3, %4, %5}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%9 " "[%0], [%1, %7, {%2, %3, %4, %5, %6}], [%8];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(mbar.value), "C"(detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm8<cp_async_bulk_tensor_load_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm9 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
@@ -417,20 +655,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm10 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
@@ -445,20 +677,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%13 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%13 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11, %12;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm11 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
@@ -478,20 +704,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm12 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
@@ -511,20 +731,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm13 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
     "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group",
@@ -538,19 +752,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_store_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%5 " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%6 " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm14 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_forms1_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint",
     "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
@@ -564,19 +773,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms1_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_store_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm15 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_override_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.override::global_address", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.override::global_address",
     "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.override::global_address",
@@ -588,19 +792,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_override_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0, %2, {%1}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0, %3, {%1, %2}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%8 " "[%0, %6, {%1, %2, %3, %4, %5}], [%7];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "[%0, %4, {%1, %2, %3}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%7 " "[%0, %5, {%1, %2, %3, %4}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(src_mem.value), "C"(detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm16 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.1d.L2.global", "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.2d.L2.global", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::evict_last",
@@ -616,19 +815,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms0_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%6 " "[%0, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 3) asm volatile("%4 " "[%0, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 4) asm volatile("%5 " "[%0, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm16<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm17 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint",
     "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.L2::cache_hint",
@@ -641,19 +835,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms1_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0, {%1}], %2;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "[%0, {%1, %2}], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "[%0, {%1, %2, %3, %4, %5}], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 3) asm volatile("%5 " "[%0, {%1, %2, %3}], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 4) asm volatile("%6 " "[%0, {%1, %2, %3, %4}], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm17<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm18 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last",
@@ -665,17 +854,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm18<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm19 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::cache_hint",
 };
@@ -686,17 +872,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4}, %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%10 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7, %8}, %9;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "h"(im2col_offsets[2]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm20 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last",
@@ -709,17 +892,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm21 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::cache_hint",
     "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::cache_hint",
@@ -731,17 +911,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms1_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%7 " "[%0, {%1, %2, %3}], {%4, %5}, %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>::c));
+    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm13 it takes.
 inline constexpr const char* cp_reduce_async_bulk_tensor_forms0_opcode[] = {
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group",
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group",
@@ -782,19 +959,14 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "[%0, {%1, %2, %3, %4, %5}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%5 " "[%0, {%1, %2, %3}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%6 " "[%0, {%1, %2, %3, %4}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm13<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms1_table, and
-// the asm statement it takes.
+// the asm statement of cp_async_bulk_tensor_asm14 it takes.
 inline constexpr const char* cp_reduce_async_bulk_tensor_forms1_opcode[] = {
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group.L2::cache_hint",
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint",
@@ -835,12 +1007,7 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms1_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], [%6], %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "[%0, {%1, %2, %3}], [%4], %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], [%5], %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(src_mem.value), "l"(cache_policy), "C"(detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>::c) : "memory");
+    cp_async_bulk_tensor_asm14<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -332,6 +332,9 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused
     return 0;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct cp_async_bulk_tensor_tensor_element_type {
@@ -429,6 +432,7 @@ struct cp_reduce_async_bulk_tensor_tensor_length {
                   "ptxgen: cp.reduce.async.bulk.tensor: operand tensor: the array has PtxgenGiven elements where this form needs PtxgenNeeded ([tensorMap, tensorCoords]; by load_mode (tile::scatter4: 5; otherwise by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5)) registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

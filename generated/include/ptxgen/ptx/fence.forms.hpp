@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of fence.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_FENCE_FORMS_HPP
 #define PTXGEN_PTX_FENCE_FORMS_HPP
 
@@ -13,8 +14,26 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1>
+PTXGEN_PTX_DEVICE void fence_asm0() {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%0" ";" :  : "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
+PTXGEN_PTX_DEVICE void fence_asm1(PtxgenA0 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0]%2;" :  : "l"(addr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
 // fence_forms0: the opcode of each form, in the order of fence_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* fence_forms0_opcode[] = {
     "fence.cta", "fence.sc.cta", "fence.acq_rel.cta", "fence.acquire.cta",
     "fence.release.cta", "fence.cluster", "fence.sc.cluster", "fence.acq_rel.cluster",
@@ -29,15 +48,14 @@ inline constexpr unsigned short fence_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<fence_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<fence_forms0_statement[PtxgenF], detail::opcode_text<fence_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_sync_restrict_forms0: the opcode of each form, in the order of fence_sync_restrict_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* fence_sync_restrict_forms0_opcode[] = {
     "fence.acquire.sync_restrict::shared::cluster.cluster", "fence.release.sync_restrict::shared::cta.cluster",
 };
@@ -48,15 +66,14 @@ inline constexpr unsigned short fence_sync_restrict_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_sync_restrict_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<fence_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<fence_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<fence_sync_restrict_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_forms0: the opcode of each form, in the order of fence_proxy_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* fence_proxy_forms0_opcode[] = {
     "fence.proxy.alias", "fence.proxy.alias.acquire.sys", "fence.proxy.alias.release.sys", "fence.proxy.async",
     "fence.proxy.async.global", "fence.proxy.async.shared::cta", "fence.proxy.async.shared::cluster",
@@ -68,15 +85,14 @@ inline constexpr unsigned short fence_proxy_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_proxy_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<fence_proxy_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<fence_proxy_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_tensormap_generic_forms0: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* fence_proxy_tensormap_generic_forms0_opcode[] = {
     "fence.proxy.tensormap::generic.release.cta", "fence.proxy.tensormap::generic.release.cluster", "fence.proxy.tensormap::generic.release.gpu", "fence.proxy.tensormap::generic.release.sys",
 };
@@ -87,17 +103,19 @@ inline constexpr unsigned short fence_proxy_tensormap_generic_forms0_statement[]
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_proxy_tensormap_generic_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<fence_proxy_tensormap_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_tensormap_generic_forms1: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms1_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm1 it takes.
 inline constexpr const char* fence_proxy_tensormap_generic_forms1_opcode[] = {
     "fence.proxy.tensormap::generic.acquire.cta", "fence.proxy.tensormap::generic.acquire.cluster", "fence.proxy.tensormap::generic.acquire.gpu", "fence.proxy.tensormap::generic.acquire.sys",
+};
+inline constexpr const char* fence_proxy_tensormap_generic_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short fence_proxy_tensormap_generic_forms1_statement[] = {
     0, 0, 0, 0,
@@ -106,15 +124,14 @@ inline constexpr unsigned short fence_proxy_tensormap_generic_forms1_statement[]
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_proxy_tensormap_generic_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "n"(PtxgenSize), "C"(detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode, PtxgenF>::c) : "memory");
+    fence_asm1<fence_proxy_tensormap_generic_forms1_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode, PtxgenF>, detail::immediate_text<fence_proxy_tensormap_generic_forms1_immediates, 0, PtxgenSize>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_async_generic_forms0: the opcode of each form, in the order of fence_proxy_async_generic_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* fence_proxy_async_generic_forms0_opcode[] = {
     "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cta", "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cluster",
 };
@@ -125,15 +142,14 @@ inline constexpr unsigned short fence_proxy_async_generic_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = fence_proxy_async_generic_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<fence_proxy_async_generic_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<fence_proxy_async_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_async_generic_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // membar_forms0: the opcode of each form, in the order of membar_forms0_table, and
-// the asm statement it takes.
+// the asm statement of fence_asm0 it takes.
 inline constexpr const char* membar_forms0_opcode[] = {
     "membar.cta", "membar.gl", "membar.sys",
 };
@@ -144,8 +160,7 @@ inline constexpr unsigned short membar_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void membar_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = membar_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<membar_forms0_opcode, PtxgenF>::c) : "memory");
+    fence_asm0<membar_forms0_statement[PtxgenF], detail::opcode_text<membar_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -179,10 +179,14 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_sync_restrict_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
 PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, long long v) {
     return v == 128;
     return false;
 }
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of ldmatrix.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_LDMATRIX_FORMS_HPP
 #define PTXGEN_PTX_LDMATRIX_FORMS_HPP
 
@@ -13,8 +14,36 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ldmatrix_asm0(PtxgenA0& d, PtxgenA1 p) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%3 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%3 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%5 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%5 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ldmatrix_asm1(PtxgenA0 p, const PtxgenA1& r) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], {%1};" :  : "l"(p), "r"(r[0]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0], {%1};" :  : "r"(p), "r"(r[0]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%3 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%3 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
 // ldmatrix_forms0: the opcode of each form, in the order of ldmatrix_forms0_table, and
-// the asm statement it takes.
+// the asm statement of ldmatrix_asm0 it takes.
 inline constexpr const char* ldmatrix_forms0_opcode[] = {
     "ldmatrix.sync.aligned.m8n8.x1.b16", "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.b16",
     "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x2.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
@@ -39,20 +68,14 @@ inline constexpr unsigned short ldmatrix_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = ldmatrix_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "{%0}, [%1];" : "=r"(d[0]) : "l"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "{%0}, [%1];" : "=r"(d[0]) : "r"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%3 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "l"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%3 " "{%0, %1}, [%2];" : "=r"(d[0]), "=r"(d[1]) : "r"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%5 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "l"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%5 " "{%0, %1, %2, %3}, [%4];" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(p), "C"(detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>::c) : "memory");
+    ldmatrix_asm0<ldmatrix_forms0_statement[PtxgenF], detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>>(d, p);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // stmatrix_forms0: the opcode of each form, in the order of stmatrix_forms0_table, and
-// the asm statement it takes.
+// the asm statement of ldmatrix_asm1 it takes.
 inline constexpr const char* stmatrix_forms0_opcode[] = {
     "stmatrix.sync.aligned.m8n8.x1.b16", "stmatrix.sync.aligned.m8n8.x1.shared.b16", "stmatrix.sync.aligned.m8n8.x1.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x1.trans.b16",
     "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x2.b16", "stmatrix.sync.aligned.m8n8.x2.shared.b16",
@@ -69,13 +92,7 @@ inline constexpr unsigned short stmatrix_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = stmatrix_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], {%1};" :  : "l"(p), "r"(r[0]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], {%1};" :  : "r"(p), "r"(r[0]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%3 " "[%0], {%1, %2};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%3 " "[%0], {%1, %2};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>::c) : "memory");
+    ldmatrix_asm1<stmatrix_forms0_statement[PtxgenF], detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>>(p, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

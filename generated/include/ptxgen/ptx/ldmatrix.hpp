@@ -165,6 +165,9 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape,
     return 0;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct ldmatrix_d_element_type {
@@ -192,6 +195,7 @@ struct stmatrix_r_length {
                   "ptxgen: stmatrix.sync.aligned: operand r: the array has PtxgenGiven elements where this form needs PtxgenNeeded (source fragment registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of mbarrier.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_MBARRIER_FORMS_HPP
 #define PTXGEN_PTX_MBARRIER_FORMS_HPP
 
@@ -13,8 +14,223 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm0(PtxgenA0 addr, PtxgenA1 arrival_count) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0>
+PTXGEN_PTX_DEVICE void mbarrier_asm1(PtxgenA0 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0];" :  : "l"(addr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0];" :  : "r"(addr.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%1 " "_, [%0];" :  : "l"(addr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%1 " "_, [%0];" :  : "r"(addr.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm2(PtxgenA0& state, PtxgenA1 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "l"(addr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "r"(addr.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm3(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm4(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm5(PtxgenA0 addr, PtxgenA1 tx_count) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm6(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm7(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm8(PtxgenA0 addr, PtxgenA1 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm9(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm10(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm11(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm12(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mbarrier_asm13(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm14(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm15(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& p, PtxgenA1 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value), "C"(PtxgenT0::c));
+#endif
+}
+
 // mbarrier_init_forms0: the opcode of each form, in the order of mbarrier_init_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm0 it takes.
 inline constexpr const char* mbarrier_init_forms0_opcode[] = {
     "mbarrier.init.b64", "mbarrier.init.shared.b64", "mbarrier.init.shared::cta.b64", "mbarrier.init.layout::v0.b64",
     "mbarrier.init.layout::v0.shared.b64", "mbarrier.init.layout::v0.shared::cta.b64", "mbarrier.init.layout::v1.b64", "mbarrier.init.layout::v1.shared.b64",
@@ -27,16 +243,14 @@ inline constexpr unsigned short mbarrier_init_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_init_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_init_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_init_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm0<mbarrier_init_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_init_forms0_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_inval_forms0: the opcode of each form, in the order of mbarrier_inval_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm1 it takes.
 inline constexpr const char* mbarrier_inval_forms0_opcode[] = {
     "mbarrier.inval.b64", "mbarrier.inval.shared.b64", "mbarrier.inval.shared::cta.b64",
 };
@@ -47,16 +261,14 @@ inline constexpr unsigned short mbarrier_inval_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_inval_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_inval_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "[%0];" :  : "l"(addr), "C"(detail::opcode_text<mbarrier_inval_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "[%0];" :  : "r"(addr.value), "C"(detail::opcode_text<mbarrier_inval_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm1<mbarrier_inval_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_inval_forms0_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms0: the opcode of each form, in the order of mbarrier_arrive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm2 it takes.
 inline constexpr const char* mbarrier_arrive_forms0_opcode[] = {
     "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.release.cta.b64",
     "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64",
@@ -70,16 +282,14 @@ inline constexpr unsigned short mbarrier_arrive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "l"(addr), "C"(detail::opcode_text<mbarrier_arrive_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "r"(addr.value), "C"(detail::opcode_text<mbarrier_arrive_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm2<mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms0_opcode, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms1: the opcode of each form, in the order of mbarrier_arrive_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm3 it takes.
 inline constexpr const char* mbarrier_arrive_forms1_opcode[] = {
     "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.release.cta.b64",
     "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64",
@@ -93,16 +303,14 @@ inline constexpr unsigned short mbarrier_arrive_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm3<mbarrier_arrive_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms2: the opcode of each form, in the order of mbarrier_arrive_forms2_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm1 it takes.
 inline constexpr const char* mbarrier_arrive_forms2_opcode[] = {
     "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64",
     "mbarrier.arrive.release.cta.b64", "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cta.shared::cluster.b64",
@@ -111,22 +319,20 @@ inline constexpr const char* mbarrier_arrive_forms2_opcode[] = {
     "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_forms2_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "_, [%0];" :  : "l"(addr), "C"(detail::opcode_text<mbarrier_arrive_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "_, [%0];" :  : "r"(addr.value), "C"(detail::opcode_text<mbarrier_arrive_forms2_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm1<mbarrier_arrive_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms2_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms3: the opcode of each form, in the order of mbarrier_arrive_forms3_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm0 it takes.
 inline constexpr const char* mbarrier_arrive_forms3_opcode[] = {
     "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64",
     "mbarrier.arrive.release.cta.b64", "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cta.shared::cluster.b64",
@@ -135,22 +341,20 @@ inline constexpr const char* mbarrier_arrive_forms3_opcode[] = {
     "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_forms3_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_forms3_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm0<mbarrier_arrive_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms3_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm4 it takes.
 inline constexpr const char* mbarrier_arrive_expect_tx_forms0_opcode[] = {
     "mbarrier.arrive.expect_tx.b64", "mbarrier.arrive.expect_tx.shared.b64", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta.b64",
     "mbarrier.arrive.expect_tx.release.cta.shared.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cluster.b64", "mbarrier.arrive.expect_tx.release.cluster.shared.b64",
@@ -164,16 +368,14 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_expect_tx_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm4<mbarrier_arrive_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm5 it takes.
 inline constexpr const char* mbarrier_arrive_expect_tx_forms1_opcode[] = {
     "mbarrier.arrive.expect_tx.b64", "mbarrier.arrive.expect_tx.shared.b64", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cluster.b64",
     "mbarrier.arrive.expect_tx.release.cta.b64", "mbarrier.arrive.expect_tx.release.cta.shared.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cluster.b64",
@@ -188,16 +390,14 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_expect_tx_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm5<mbarrier_arrive_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm3 it takes.
 inline constexpr const char* mbarrier_arrive_no_complete_forms0_opcode[] = {
     "mbarrier.arrive.noComplete.b64", "mbarrier.arrive.noComplete.shared.b64", "mbarrier.arrive.noComplete.shared::cta.b64", "mbarrier.arrive.noComplete.release.cta.b64",
     "mbarrier.arrive.noComplete.release.cta.shared.b64", "mbarrier.arrive.noComplete.release.cta.shared::cta.b64",
@@ -209,37 +409,33 @@ inline constexpr unsigned short mbarrier_arrive_no_complete_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_no_complete_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm3<mbarrier_arrive_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm0 it takes.
 inline constexpr const char* mbarrier_arrive_no_complete_forms1_opcode[] = {
     "mbarrier.arrive.noComplete.b64", "mbarrier.arrive.noComplete.shared.b64", "mbarrier.arrive.noComplete.shared::cta.b64", "mbarrier.arrive.noComplete.release.cta.b64",
     "mbarrier.arrive.noComplete.release.cta.shared.b64", "mbarrier.arrive.noComplete.release.cta.shared::cta.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_no_complete_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1,
+    2, 3, 3, 2, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_no_complete_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm0<mbarrier_arrive_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm6 it takes.
 inline constexpr const char* mbarrier_arrive_multicast_cluster_forms0_opcode[] = {
     "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64",
@@ -251,15 +447,14 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms0_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_multicast_cluster_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm6<mbarrier_arrive_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm7 it takes.
 inline constexpr const char* mbarrier_arrive_multicast_cluster_forms1_opcode[] = {
     "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64",
@@ -271,15 +466,14 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms1_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_multicast_cluster_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm7<mbarrier_arrive_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms2_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm8 it takes.
 inline constexpr const char* mbarrier_arrive_multicast_cluster_forms2_opcode[] = {
     "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -292,16 +486,14 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms2_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_multicast_cluster_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm8<mbarrier_arrive_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms3_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm9 it takes.
 inline constexpr const char* mbarrier_arrive_multicast_cluster_forms3_opcode[] = {
     "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -314,16 +506,14 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms3_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_multicast_cluster_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm9<mbarrier_arrive_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm10 it takes.
 inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms0_opcode[] = {
     "mbarrier.arrive.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64",
@@ -335,15 +525,14 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_expect_tx_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm10<mbarrier_arrive_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm11 it takes.
 inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms1_opcode[] = {
     "mbarrier.arrive.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -356,16 +545,14 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms1_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_expect_tx_multicast_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm11<mbarrier_arrive_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm2 it takes.
 inline constexpr const char* mbarrier_arrive_drop_forms0_opcode[] = {
     "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.release.cta.b64",
     "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64",
@@ -379,16 +566,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "l"(addr), "C"(detail::opcode_text<mbarrier_arrive_drop_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "%0, [%1];" : "=l"(state) : "r"(addr.value), "C"(detail::opcode_text<mbarrier_arrive_drop_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm2<mbarrier_arrive_drop_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms0_opcode, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm3 it takes.
 inline constexpr const char* mbarrier_arrive_drop_forms1_opcode[] = {
     "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.release.cta.b64",
     "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64",
@@ -402,16 +587,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm3<mbarrier_arrive_drop_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_forms2_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm1 it takes.
 inline constexpr const char* mbarrier_arrive_drop_forms2_opcode[] = {
     "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.shared::cluster.b64",
     "mbarrier.arrive_drop.release.cta.b64", "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.b64",
@@ -420,22 +603,20 @@ inline constexpr const char* mbarrier_arrive_drop_forms2_opcode[] = {
     "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms2_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "_, [%0];" :  : "l"(addr), "C"(detail::opcode_text<mbarrier_arrive_drop_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "_, [%0];" :  : "r"(addr.value), "C"(detail::opcode_text<mbarrier_arrive_drop_forms2_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm1<mbarrier_arrive_drop_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms2_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_forms3_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm0 it takes.
 inline constexpr const char* mbarrier_arrive_drop_forms3_opcode[] = {
     "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.shared::cluster.b64",
     "mbarrier.arrive_drop.release.cta.b64", "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.b64",
@@ -444,22 +625,20 @@ inline constexpr const char* mbarrier_arrive_drop_forms3_opcode[] = {
     "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms3_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_forms3_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm0<mbarrier_arrive_drop_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms3_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm4 it takes.
 inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms0_opcode[] = {
     "mbarrier.arrive_drop.expect_tx.b64", "mbarrier.arrive_drop.expect_tx.shared.b64", "mbarrier.arrive_drop.expect_tx.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.b64",
     "mbarrier.arrive_drop.expect_tx.release.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64",
@@ -473,16 +652,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms0_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_expect_tx_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm4<mbarrier_arrive_drop_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm5 it takes.
 inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms1_opcode[] = {
     "mbarrier.arrive_drop.expect_tx.b64", "mbarrier.arrive_drop.expect_tx.shared.b64", "mbarrier.arrive_drop.expect_tx.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.shared::cluster.b64",
     "mbarrier.arrive_drop.expect_tx.release.cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.b64",
@@ -497,16 +674,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms1_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_expect_tx_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm5<mbarrier_arrive_drop_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm3 it takes.
 inline constexpr const char* mbarrier_arrive_drop_no_complete_forms0_opcode[] = {
     "mbarrier.arrive_drop.noComplete.b64", "mbarrier.arrive_drop.noComplete.shared.b64", "mbarrier.arrive_drop.noComplete.shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta.b64",
     "mbarrier.arrive_drop.noComplete.release.cta.shared.b64", "mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64",
@@ -518,37 +693,33 @@ inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_no_complete_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm3<mbarrier_arrive_drop_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm0 it takes.
 inline constexpr const char* mbarrier_arrive_drop_no_complete_forms1_opcode[] = {
     "mbarrier.arrive_drop.noComplete.b64", "mbarrier.arrive_drop.noComplete.shared.b64", "mbarrier.arrive_drop.noComplete.shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta.b64",
     "mbarrier.arrive_drop.noComplete.release.cta.shared.b64", "mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64",
 };
 inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1,
+    2, 3, 3, 2, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_no_complete_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(arrival_count), "C"(detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm0<mbarrier_arrive_drop_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm6 it takes.
 inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms0_opcode[] = {
     "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64",
@@ -560,15 +731,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_multicast_cluster_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm6<mbarrier_arrive_drop_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm7 it takes.
 inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms1_opcode[] = {
     "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64",
@@ -580,15 +750,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms1_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_multicast_cluster_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm7<mbarrier_arrive_drop_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms2_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm8 it takes.
 inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms2_opcode[] = {
     "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -601,16 +770,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms2_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_multicast_cluster_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "_, [%0], %1;" :  : "l"(addr), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm8<mbarrier_arrive_drop_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms3_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm9 it takes.
 inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms3_opcode[] = {
     "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -623,16 +790,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms3_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_multicast_cluster_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm9<mbarrier_arrive_drop_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm10 it takes.
 inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode[] = {
     "mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64",
@@ -644,15 +809,14 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms0_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm10<mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm11 it takes.
 inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode[] = {
     "mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
@@ -665,102 +829,92 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms1_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "_, [%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm11<mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_expect_tx_forms0: the opcode of each form, in the order of mbarrier_expect_tx_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm5 it takes.
 inline constexpr const char* mbarrier_expect_tx_forms0_opcode[] = {
     "mbarrier.expect_tx.b64", "mbarrier.expect_tx.shared.b64", "mbarrier.expect_tx.shared::cta.b64", "mbarrier.expect_tx.shared::cluster.b64",
     "mbarrier.expect_tx.relaxed.cta.b64", "mbarrier.expect_tx.relaxed.cta.shared.b64", "mbarrier.expect_tx.relaxed.cta.shared::cta.b64", "mbarrier.expect_tx.relaxed.cta.shared::cluster.b64",
     "mbarrier.expect_tx.relaxed.cluster.b64", "mbarrier.expect_tx.relaxed.cluster.shared.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cta.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_expect_tx_forms0_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_expect_tx_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_expect_tx_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm5<mbarrier_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_expect_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_expect_tx_multicast_cluster_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm11 it takes.
 inline constexpr const char* mbarrier_expect_tx_multicast_cluster_forms0_opcode[] = {
     "mbarrier.expect_tx.multicast::cluster::32b.b64", "mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
 };
 inline constexpr unsigned short mbarrier_expect_tx_multicast_cluster_forms0_statement[] = {
-    0, 1, 0, 1, 0, 1,
+    2, 3, 2, 3, 2, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_expect_tx_multicast_cluster_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm11<mbarrier_expect_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_complete_tx_forms0: the opcode of each form, in the order of mbarrier_complete_tx_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm5 it takes.
 inline constexpr const char* mbarrier_complete_tx_forms0_opcode[] = {
     "mbarrier.complete_tx.b64", "mbarrier.complete_tx.shared.b64", "mbarrier.complete_tx.shared::cta.b64", "mbarrier.complete_tx.shared::cluster.b64",
     "mbarrier.complete_tx.relaxed.cta.b64", "mbarrier.complete_tx.relaxed.cta.shared.b64", "mbarrier.complete_tx.relaxed.cta.shared::cta.b64", "mbarrier.complete_tx.relaxed.cta.shared::cluster.b64",
     "mbarrier.complete_tx.relaxed.cluster.b64", "mbarrier.complete_tx.relaxed.cluster.shared.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cta.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64",
 };
 inline constexpr unsigned short mbarrier_complete_tx_forms0_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
+    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_complete_tx_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(tx_count), "C"(detail::opcode_text<mbarrier_complete_tx_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(detail::opcode_text<mbarrier_complete_tx_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm5<mbarrier_complete_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_complete_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_complete_tx_multicast_cluster_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm11 it takes.
 inline constexpr const char* mbarrier_complete_tx_multicast_cluster_forms0_opcode[] = {
     "mbarrier.complete_tx.multicast::cluster::32b.b64", "mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
     "mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
 };
 inline constexpr unsigned short mbarrier_complete_tx_multicast_cluster_forms0_statement[] = {
-    0, 1, 0, 1, 0, 1,
+    2, 3, 2, 3, 2, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_complete_tx_multicast_cluster_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm11<mbarrier_complete_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_forms0: the opcode of each form, in the order of mbarrier_test_wait_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm12 it takes.
 inline constexpr const char* mbarrier_test_wait_forms0_opcode[] = {
     "mbarrier.test_wait.b64", "mbarrier.test_wait.shared.b64", "mbarrier.test_wait.shared::cta.b64", "mbarrier.test_wait.acquire.cta.b64",
     "mbarrier.test_wait.acquire.cta.shared.b64", "mbarrier.test_wait.acquire.cta.shared::cta.b64", "mbarrier.test_wait.acquire.cluster.b64", "mbarrier.test_wait.acquire.cluster.shared.b64",
@@ -774,16 +928,14 @@ inline constexpr unsigned short mbarrier_test_wait_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_test_wait_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm12<mbarrier_test_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm13 it takes.
 inline constexpr const char* mbarrier_test_wait_parity_forms0_opcode[] = {
     "mbarrier.test_wait.parity.b64", "mbarrier.test_wait.parity.shared.b64", "mbarrier.test_wait.parity.shared::cta.b64", "mbarrier.test_wait.parity.acquire.cta.b64",
     "mbarrier.test_wait.parity.acquire.cta.shared.b64", "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.acquire.cluster.b64", "mbarrier.test_wait.parity.acquire.cluster.shared.b64",
@@ -797,16 +949,14 @@ inline constexpr unsigned short mbarrier_test_wait_parity_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_test_wait_parity_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm13<mbarrier_test_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm14 it takes.
 inline constexpr const char* mbarrier_test_wait_primary_forms0_opcode[] = {
     "mbarrier.test_wait.phase_type::primary.b64", "mbarrier.test_wait.phase_type::primary.shared.b64", "mbarrier.test_wait.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.b64",
     "mbarrier.test_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared.b64",
@@ -820,16 +970,14 @@ inline constexpr unsigned short mbarrier_test_wait_primary_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_test_wait_primary_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm14<mbarrier_test_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm15 it takes.
 inline constexpr const char* mbarrier_test_wait_parity_primary_forms0_opcode[] = {
     "mbarrier.test_wait.parity.phase_type::primary.b64", "mbarrier.test_wait.parity.phase_type::primary.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.b64",
     "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
@@ -843,16 +991,14 @@ inline constexpr unsigned short mbarrier_test_wait_parity_primary_forms0_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm15<mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm13 it takes.
 inline constexpr const char* mbarrier_test_wait_parity_conditional_forms0_opcode[] = {
     "mbarrier.test_wait.parity.phase_type::conditional.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.b64",
     "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
@@ -866,16 +1012,14 @@ inline constexpr unsigned short mbarrier_test_wait_parity_conditional_forms0_sta
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm13<mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm12 it takes.
 inline constexpr const char* mbarrier_try_wait_forms0_opcode[] = {
     "mbarrier.try_wait.b64", "mbarrier.try_wait.shared.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.acquire.cta.b64",
     "mbarrier.try_wait.acquire.cta.shared.b64", "mbarrier.try_wait.acquire.cta.shared::cta.b64", "mbarrier.try_wait.acquire.cluster.b64", "mbarrier.try_wait.acquire.cluster.shared.b64",
@@ -889,16 +1033,14 @@ inline constexpr unsigned short mbarrier_try_wait_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm12<mbarrier_try_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm16 it takes.
 inline constexpr const char* mbarrier_try_wait_forms1_opcode[] = {
     "mbarrier.try_wait.b64", "mbarrier.try_wait.shared.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.acquire.cta.b64",
     "mbarrier.try_wait.acquire.cta.shared.b64", "mbarrier.try_wait.acquire.cta.shared::cta.b64", "mbarrier.try_wait.acquire.cluster.b64", "mbarrier.try_wait.acquire.cluster.shared.b64",
@@ -912,16 +1054,14 @@ inline constexpr unsigned short mbarrier_try_wait_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm16<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm13 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_forms0_opcode[] = {
     "mbarrier.try_wait.parity.b64", "mbarrier.try_wait.parity.shared.b64", "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta.b64",
     "mbarrier.try_wait.parity.acquire.cta.shared.b64", "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cluster.b64", "mbarrier.try_wait.parity.acquire.cluster.shared.b64",
@@ -935,16 +1075,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm13<mbarrier_try_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm17 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_forms1_opcode[] = {
     "mbarrier.try_wait.parity.b64", "mbarrier.try_wait.parity.shared.b64", "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta.b64",
     "mbarrier.try_wait.parity.acquire.cta.shared.b64", "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cluster.b64", "mbarrier.try_wait.parity.acquire.cluster.shared.b64",
@@ -958,16 +1096,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm17<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm14 it takes.
 inline constexpr const char* mbarrier_try_wait_primary_forms0_opcode[] = {
     "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
     "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
@@ -981,16 +1117,14 @@ inline constexpr unsigned short mbarrier_try_wait_primary_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_primary_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm14<mbarrier_try_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm18 it takes.
 inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode[] = {
     "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
     "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
@@ -1004,16 +1138,14 @@ inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_primary_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm18<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm15 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_primary_forms0_opcode[] = {
     "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
     "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
@@ -1027,16 +1159,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm15<mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm19 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode[] = {
     "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
     "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
@@ -1050,16 +1180,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm19<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm13 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_conditional_forms0_opcode[] = {
     "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
     "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
@@ -1073,16 +1201,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%3 " "p, [%1], %2;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm13<mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm17 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode[] = {
     "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
     "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
@@ -1096,16 +1222,14 @@ inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>::c) : "memory");
+    mbarrier_asm17<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mbarrier_asm20 it takes.
 inline constexpr const char* mbarrier_check_layout_forms0_opcode[] = {
     "mbarrier.check_layout.layout::v0.b64", "mbarrier.check_layout.layout::v0.shared.b64", "mbarrier.check_layout.layout::v0.shared::cta.b64", "mbarrier.check_layout.layout::v1.b64",
     "mbarrier.check_layout.layout::v1.shared.b64", "mbarrier.check_layout.layout::v1.shared::cta.b64",
@@ -1117,9 +1241,7 @@ inline constexpr unsigned short mbarrier_check_layout_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mbarrier_check_layout_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr), "C"(detail::opcode_text<mbarrier_check_layout_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value), "C"(detail::opcode_text<mbarrier_check_layout_forms0_opcode, PtxgenF>::c));
+    mbarrier_asm20<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

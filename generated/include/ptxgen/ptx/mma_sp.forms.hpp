@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of mma_sp.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_MMA_SP_FORMS_HPP
 #define PTXGEN_PTX_MMA_SP_FORMS_HPP
 
@@ -13,8 +14,31 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mma_sp_asm0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%13 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12%14;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%9 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8%10;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%17 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16%18;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%13 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12%14;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%13 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12%14;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+    else if constexpr (PtxgenK == 5) asm volatile("%17 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16%18;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "C"(PtxgenT0::c), "C"(PtxgenT1::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void mma_sp_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%19 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16%20, %17%21, %18%22;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "r"(scale_a), "r"(scale_b), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c));
+#endif
+}
+
 // mma_sp_forms0: the opcode of each form, in the order of mma_sp_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mma_sp_asm0 it takes.
 inline constexpr const char* mma_sp_forms0_opcode[] = {
     "mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
     "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16", "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
@@ -28,28 +52,25 @@ inline constexpr const char* mma_sp_forms0_opcode[] = {
     "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32",
     "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32",
 };
+inline constexpr const char* mma_sp_forms0_immediates[] = {
+    ", %0",
+};
 inline constexpr unsigned short mma_sp_forms0_statement[] = {
-    1, 0, 1, 1, 3, 2, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4,
+    0, 1, 0, 0, 2, 3, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4,
     4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,
 };
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mma_sp_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%10 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%14 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 3) asm volatile("%18 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 4) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 5) asm volatile("%18 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>::c));
+    mma_sp_asm0<mma_sp_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sp_ordered_metadata_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mma_sp_asm0 it takes.
 inline constexpr const char* mma_sp_ordered_metadata_forms0_opcode[] = {
     "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
     "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
@@ -77,30 +98,29 @@ inline constexpr const char* mma_sp_ordered_metadata_forms0_opcode[] = {
     "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32",
     "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32",
 };
+inline constexpr const char* mma_sp_ordered_metadata_forms0_immediates[] = {
+    ", %0",
+    "",
+    "",
+};
 inline constexpr unsigned short mma_sp_ordered_metadata_forms0_statement[] = {
-    1, 0, 1, 1, 3, 2, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
+    0, 1, 0, 0, 2, 3, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
     5, 5,
 };
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mma_sp_ordered_metadata_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%10 " "{%0, %1}, {%2, %3}, {%4, %5}, {%6, %7}, %8, %9;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%14 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7, %8, %9}, {%10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 3) asm volatile("%18 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 4) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11}, %12, %13;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 5) asm volatile("%18 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17;" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "C"(detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>::c));
+    mma_sp_asm0<mma_sp_ordered_metadata_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sp_ordered_metadata_block_scale_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_block_scale_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mma_sp_asm1 it takes.
 inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_opcode[] = {
     "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
     "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0",
@@ -117,6 +137,11 @@ inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_opcode[]
     "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
     "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
 };
+inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_immediates[] = {
+    ", %0",
+    ", {%1, %2}",
+    ", {%3, %4}",
+};
 inline constexpr unsigned short mma_sp_ordered_metadata_block_scale_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -125,8 +150,7 @@ inline constexpr unsigned short mma_sp_ordered_metadata_block_scale_forms0_state
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%24 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16, %17, %18, {%19, %20}, %21, {%22, %23};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "n"(PtxgenSpSel), "r"(scale_a), "n"(PtxgenSelectorAByteId), "n"(PtxgenSelectorAThreadId), "r"(scale_b), "n"(PtxgenSelectorBByteId), "n"(PtxgenSelectorBThreadId), "C"(detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode, PtxgenF>::c));
+    mma_sp_asm1<mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 0, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 1, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 2, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, sp_meta, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

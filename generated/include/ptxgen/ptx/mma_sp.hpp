@@ -401,34 +401,6 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_count_c([[maybe_unused]] mma_sp_shape shape, [[m
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype, long long v) {
-    if ((shape == mma_sp_shape::m16n8k8)) {
-        return v >= 0 && v <= 3;
-    }
-    if ((shape == mma_sp_shape::m16n8k16)) {
-        if ((atype == mma_sp_atype::tf32)) {
-            return v == 0 || v == 1;
-        }
-        return v >= 0 && v <= 3;
-    }
-    if ((shape == mma_sp_shape::m16n8k32)) {
-        return v == 0 || v == 1;
-    }
-    if ((shape == mma_sp_shape::m16n8k64)) {
-        if ((atype == mma_sp_atype::u4)) {
-            return v == 0 || v == 1;
-        }
-        if ((atype == mma_sp_atype::s4)) {
-            return v == 0 || v == 1;
-        }
-        return v == 0;
-    }
-    if ((shape == mma_sp_shape::m16n8k128)) {
-        return v == 0;
-    }
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_d([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
     if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
         return 0;
@@ -703,6 +675,37 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c([[maybe_unused]] mma_sp
     return 0;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
+
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype, long long v) {
+    if ((shape == mma_sp_shape::m16n8k8)) {
+        return v >= 0 && v <= 3;
+    }
+    if ((shape == mma_sp_shape::m16n8k16)) {
+        if ((atype == mma_sp_atype::tf32)) {
+            return v == 0 || v == 1;
+        }
+        return v >= 0 && v <= 3;
+    }
+    if ((shape == mma_sp_shape::m16n8k32)) {
+        return v == 0 || v == 1;
+    }
+    if ((shape == mma_sp_shape::m16n8k64)) {
+        if ((atype == mma_sp_atype::u4)) {
+            return v == 0 || v == 1;
+        }
+        if ((atype == mma_sp_atype::s4)) {
+            return v == 0 || v == 1;
+        }
+        return v == 0;
+    }
+    if ((shape == mma_sp_shape::m16n8k128)) {
+        return v == 0;
+    }
+    return false;
+}
+
 PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
     if ((shape == mma_sp_ordered_metadata_shape::m16n8k8)) {
         return v >= 0 && v <= 3;
@@ -888,6 +891,7 @@ struct mma_sp_ordered_metadata_c_length {
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of mma_sync.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_MMA_SYNC_FORMS_HPP
 #define PTXGEN_PTX_MMA_SYNC_FORMS_HPP
 
@@ -13,8 +14,39 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mma_sync_asm0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%12 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%16 " "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%20 " "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, {%10, %11}, {%12, %13, %14, %15, %16, %17, %18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=d"(d[0]), "=d"(d[1]) : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 5) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 6) asm volatile("%7 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 7) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 8) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 9) asm volatile("%10 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 10) asm volatile("%20 " "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%16, %17, %18, %19};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 11) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 12) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 13) asm volatile("%6 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mma_sync_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%16 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14%17, %15%18;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "r"(scale_b), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c));
+#endif
+}
+
 // mma_sync_forms0: the opcode of each form, in the order of mma_sync_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mma_sync_asm0 it takes.
 inline constexpr const char* mma_sync_forms0_opcode[] = {
     "mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16",
     "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", "mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16",
@@ -54,38 +86,24 @@ inline constexpr const char* mma_sync_forms0_opcode[] = {
     "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc", "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc", "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc", "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc",
 };
 inline constexpr unsigned short mma_sync_forms0_statement[] = {
-    0, 1, 2, 0, 1, 2, 7, 0, 1, 2, 0, 1, 2, 4, 8, 3, 4, 4, 6, 9, 5, 3, 3, 3, 3, 6, 6, 4, 4, 4, 4, 10,
-    12, 12, 12, 12, 12, 12, 12, 12, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
-    5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
-    6, 6, 13, 13, 13, 13, 13, 13, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 11, 11, 11, 11, 11, 11,
-    11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 12, 12, 13, 13,
+    0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 0, 1, 2, 4, 5, 6, 4, 4, 7, 8, 9, 6, 6, 6, 6, 7, 7, 4, 4, 4, 4, 10,
+    11, 11, 11, 11, 11, 11, 11, 11, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
+    9, 9, 9, 9, 9, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+    7, 7, 12, 12, 12, 12, 12, 12, 12, 12, 11, 11, 11, 11, 11, 11, 11, 11, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13,
+    13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 11, 11, 12, 12,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mma_sync_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%12 " "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%8, %9, %10, %11};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%16 " "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, {%10, %11}, {%12, %13, %14, %15};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 2) asm volatile("%20 " "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, {%10, %11}, {%12, %13, %14, %15, %16, %17, %18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "f"(c[4]), "f"(c[5]), "f"(c[6]), "f"(c[7]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 3) asm volatile("%7 " "{%0, %1}, {%2, %3}, {%4}, {%5, %6};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 4) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 5) asm volatile("%10 " "{%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 6) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 7) asm volatile("%6 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=d"(d[0]), "=d"(d[1]) : "d"(a[0]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 8) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 9) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 10) asm volatile("%20 " "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%16, %17, %18, %19};" : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3]) : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(c[0]), "d"(c[1]), "d"(c[2]), "d"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 11) asm volatile("%6 " "{%0, %1}, {%2}, {%3}, {%4, %5};" : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 12) asm volatile("%11 " "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%7, %8, %9, %10};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 13) asm volatile("%14 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "C"(detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>::c));
+    mma_sync_asm0<mma_sync_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text>(d, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sync_block_scale_forms0: the opcode of each form, in the order of mma_sync_block_scale_forms0_table, and
-// the asm statement it takes.
+// the asm statement of mma_sync_asm1 it takes.
 inline constexpr const char* mma_sync_block_scale_forms0_opcode[] = {
     "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
     "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0",
@@ -102,6 +120,10 @@ inline constexpr const char* mma_sync_block_scale_forms0_opcode[] = {
     "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
     "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
 };
+inline constexpr const char* mma_sync_block_scale_forms0_immediates[] = {
+    ", {%0, %1}",
+    ", {%2, %3}",
+};
 inline constexpr unsigned short mma_sync_block_scale_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -110,8 +132,7 @@ inline constexpr unsigned short mma_sync_block_scale_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mma_sync_block_scale_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%20 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14, {%15, %16}, %17, {%18, %19};" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "n"(PtxgenSelectorAByteId), "n"(PtxgenSelectorAThreadId), "r"(scale_b), "n"(PtxgenSelectorBByteId), "n"(PtxgenSelectorBThreadId), "C"(detail::opcode_text<mma_sync_block_scale_forms0_opcode, PtxgenF>::c));
+    mma_sync_asm1<mma_sync_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 0, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 1, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

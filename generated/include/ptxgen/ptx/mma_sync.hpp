@@ -605,6 +605,9 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape,
     return 0;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
 PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
@@ -706,6 +709,7 @@ struct mma_sync_c_length {
                   "ptxgen: mma.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

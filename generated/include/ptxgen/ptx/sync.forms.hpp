@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of sync.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_SYNC_FORMS_HPP
 #define PTXGEN_PTX_SYNC_FORMS_HPP
 
@@ -13,10 +14,51 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1>
+PTXGEN_PTX_DEVICE void sync_asm0() {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%0 " "%1;" :  : "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%0" ";" :  : "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sync_asm1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, %1, %2;" : "=l"(d) : "l"(a), "r"(b), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0>
+PTXGEN_PTX_DEVICE void sync_asm2(PtxgenA0 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "%0;" :  : "r"(a), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void sync_asm3(PtxgenA0 a, PtxgenA1 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "%0, %1;" :  : "r"(a), "r"(b), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
 // setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm0 it takes.
 inline constexpr const char* setmaxnreg_forms0_opcode[] = {
     "setmaxnreg.inc.sync.aligned.u32", "setmaxnreg.dec.sync.aligned.u32",
+};
+inline constexpr const char* setmaxnreg_forms0_immediates[] = {
+    "%0",
 };
 inline constexpr unsigned short setmaxnreg_forms0_statement[] = {
     0, 0,
@@ -25,73 +67,69 @@ inline constexpr unsigned short setmaxnreg_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = setmaxnreg_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "%0;" :  : "n"(PtxgenImmRegCount), "C"(detail::opcode_text<setmaxnreg_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm0<setmaxnreg_forms0_statement[PtxgenF], detail::opcode_text<setmaxnreg_forms0_opcode, PtxgenF>, detail::immediate_text<setmaxnreg_forms0_immediates, 0, PtxgenImmRegCount>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // griddepcontrol_forms0: the opcode of each form, in the order of griddepcontrol_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm0 it takes.
 inline constexpr const char* griddepcontrol_forms0_opcode[] = {
     "griddepcontrol.launch_dependents", "griddepcontrol.wait",
 };
 inline constexpr unsigned short griddepcontrol_forms0_statement[] = {
-    0, 0,
+    1, 1,
 };
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void griddepcontrol_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = griddepcontrol_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<griddepcontrol_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm0<griddepcontrol_forms0_statement[PtxgenF], detail::opcode_text<griddepcontrol_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_cluster_arrive_forms0: the opcode of each form, in the order of barrier_cluster_arrive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm0 it takes.
 inline constexpr const char* barrier_cluster_arrive_forms0_opcode[] = {
     "barrier.cluster.arrive", "barrier.cluster.arrive.aligned", "barrier.cluster.arrive.release", "barrier.cluster.arrive.release.aligned",
     "barrier.cluster.arrive.relaxed", "barrier.cluster.arrive.relaxed.aligned",
 };
 inline constexpr unsigned short barrier_cluster_arrive_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1,
 };
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = barrier_cluster_arrive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<barrier_cluster_arrive_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm0<barrier_cluster_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_arrive_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_cluster_wait_forms0: the opcode of each form, in the order of barrier_cluster_wait_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm0 it takes.
 inline constexpr const char* barrier_cluster_wait_forms0_opcode[] = {
     "barrier.cluster.wait", "barrier.cluster.wait.aligned", "barrier.cluster.wait.acquire", "barrier.cluster.wait.acquire.aligned",
 };
 inline constexpr unsigned short barrier_cluster_wait_forms0_statement[] = {
-    0, 0, 0, 0,
+    1, 1, 1, 1,
 };
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = barrier_cluster_wait_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<barrier_cluster_wait_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm0<barrier_cluster_wait_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_wait_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mapa_forms0: the opcode of each form, in the order of mapa_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm1 it takes.
 inline constexpr const char* mapa_forms0_opcode[] = {
     "mapa.u32", "mapa.shared::cluster.u32", "mapa.u64", "mapa.shared::cluster.u64",
 };
@@ -102,16 +140,14 @@ inline constexpr unsigned short mapa_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = mapa_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b), "C"(detail::opcode_text<mapa_forms0_opcode, PtxgenF>::c));
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "%0, %1, %2;" : "=l"(d) : "l"(a), "r"(b), "C"(detail::opcode_text<mapa_forms0_opcode, PtxgenF>::c));
+    sync_asm1<mapa_forms0_statement[PtxgenF], detail::opcode_text<mapa_forms0_opcode, PtxgenF>>(d, a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_sync_forms0: the opcode of each form, in the order of barrier_sync_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm2 it takes.
 inline constexpr const char* barrier_sync_forms0_opcode[] = {
     "barrier.sync", "barrier.sync.aligned", "barrier.cta.sync", "barrier.cta.sync.aligned",
 };
@@ -122,15 +158,14 @@ inline constexpr unsigned short barrier_sync_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void barrier_sync_forms0(PtxgenA0 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = barrier_sync_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "%0;" :  : "r"(a), "C"(detail::opcode_text<barrier_sync_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm2<barrier_sync_forms0_statement[PtxgenF], detail::opcode_text<barrier_sync_forms0_opcode, PtxgenF>>(a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_sync_forms1: the opcode of each form, in the order of barrier_sync_forms1_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm3 it takes.
 inline constexpr const char* barrier_sync_forms1_opcode[] = {
     "barrier.sync", "barrier.sync.aligned", "barrier.cta.sync", "barrier.cta.sync.aligned",
 };
@@ -141,15 +176,14 @@ inline constexpr unsigned short barrier_sync_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_sync_forms1(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = barrier_sync_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(a), "r"(b), "C"(detail::opcode_text<barrier_sync_forms1_opcode, PtxgenF>::c) : "memory");
+    sync_asm3<barrier_sync_forms1_statement[PtxgenF], detail::opcode_text<barrier_sync_forms1_opcode, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_arrive_forms0: the opcode of each form, in the order of barrier_arrive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of sync_asm3 it takes.
 inline constexpr const char* barrier_arrive_forms0_opcode[] = {
     "barrier.arrive", "barrier.arrive.aligned", "barrier.cta.arrive", "barrier.cta.arrive.aligned",
 };
@@ -160,8 +194,7 @@ inline constexpr unsigned short barrier_arrive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = barrier_arrive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(a), "r"(b), "C"(detail::opcode_text<barrier_arrive_forms0_opcode, PtxgenF>::c) : "memory");
+    sync_asm3<barrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_arrive_forms0_opcode, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

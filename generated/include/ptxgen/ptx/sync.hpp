@@ -97,11 +97,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
 
-PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, long long v) {
-    return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
     if ((type == mapa_address_type::u32)) {
         return 0;
@@ -121,6 +116,15 @@ PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space
     }
     return -1;
 }
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
+PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, long long v) {
+    return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
+    return false;
+}
+#endif
 
 }  // namespace detail
 

@@ -470,6 +470,58 @@ struct opcode_text<PtxgenTable, PtxgenI, std::integer_sequence<int, PtxgenC...>>
     static constexpr char c[] = {PtxgenTable[PtxgenI][PtxgenC]...};
 };
 
+/// The text of a form's immediate operands, built from a format of a table: '%' and a
+/// digit d stand for the value PtxgenV...[d] in decimal, as an "n" operand prints.
+struct text_buffer {
+    char c[256];
+    int n;
+};
+template <int... PtxgenV>
+PTXGEN_PTX_CONSTEXPR text_buffer format_immediates(const char* fmt) noexcept {
+    text_buffer b{};
+    const long long v[] = {PtxgenV..., 0};
+    for (; *fmt != 0; ++fmt) {
+        if (*fmt != '%') {
+            b.c[b.n++] = *fmt;
+            continue;
+        }
+        long long x = v[*++fmt - '0'];
+        if (x < 0) {
+            b.c[b.n++] = '-';
+            x = -x;
+        }
+        char d[24] = {};
+        int m = 0;
+        do {
+            d[m++] = static_cast<char>('0' + x % 10);
+            x /= 10;
+        } while (x != 0);
+        while (m != 0) {
+            b.c[b.n++] = d[--m];
+        }
+    }
+    return b;
+}
+template <const text_buffer& PtxgenB, class PtxgenSeq = std::make_integer_sequence<int, PtxgenB.n>>
+struct buffer_text;
+template <const text_buffer& PtxgenB, int... PtxgenC>
+struct buffer_text<PtxgenB, std::integer_sequence<int, PtxgenC...>> {
+    static constexpr char c[] = {PtxgenB.c[PtxgenC]..., 0};
+};
+/// Format PtxgenI of a table with the immediates PtxgenV... spliced in (c): a "C"
+/// operand that carries a form's immediate operands, so that forms which differ in their
+/// immediates share the asm statement.
+template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenV>
+struct immediate_buffer {
+    static constexpr text_buffer b = format_immediates<PtxgenV...>(PtxgenTable[PtxgenI]);
+};
+template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenV>
+struct immediate_text : buffer_text<immediate_buffer<PtxgenTable, PtxgenI, PtxgenV...>::b> {};
+/// No text: the "C" operand of an immediate slot that a form does not have.
+struct no_text {
+    static constexpr char c[] = "";
+};
+
 }  // namespace ptxgen::ptx::detail
 
 #endif  // PTXGEN_PTX_TARGET_HPP

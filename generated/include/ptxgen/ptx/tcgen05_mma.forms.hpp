@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of tcgen05_mma.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_TCGEN05_MMA_FORMS_HPP
 #define PTXGEN_PTX_TCGEN05_MMA_FORMS_HPP
 
@@ -13,8 +14,212 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], %1, %2, %3, p%6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%9 " "[%0], %1, %2, %3, {%4, %5, %6, %7}%10, p%11;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%13 " "[%0], %1, %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}%14, p%15;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], [%1], %2, %3, p%6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%9 " "[%0], [%1], %2, %3, {%4, %5, %6, %7}%10, p%11;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%13 " "[%0], [%1], %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}%14, p%15;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm4(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "%7 " "[%0], %1, %2, %3, [%4]%8, [%5]%9, p%10;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "%7 " "[%0], [%1], %2, %3, [%4]%8, [%5]%9, p%10;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm6(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm7(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], %1, %2, [%3], %4%11, {%5, %6, %7, %8}%12, p%13;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], %1, %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm8(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm9(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], [%1], %2, [%3], %4%11, {%5, %6, %7, %8}%12, p%13;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], [%1], %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm10(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], %1, %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm11(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], [%1], %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm12(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm13(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], %1, %2, [%3], %4%11, {%5, %6, %7, %8}%12, p%13;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], %1, %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm14(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm15(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], [%1], %2, [%3], %4%11, {%5, %6, %7, %8}%12, p%13;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], [%1], %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm16(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], %1, %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm17(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], [%1], %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm18(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], %1, %2, %3, p%7, %5%8;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm19(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], [%1], %2, %3, p%7, %5%8;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm20(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], %1, %2, [%3], %4%8, p%9, %6%10;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void tcgen05_mma_asm21(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], [%1], %2, [%3], %4%8, p%9, %6%10;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
+#endif
+}
+
 // tcgen05_mma_forms0: the opcode of each form, in the order of tcgen05_mma_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm0 it takes.
 inline constexpr const char* tcgen05_mma_forms0_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
@@ -38,21 +243,25 @@ inline constexpr unsigned short tcgen05_mma_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm0<tcgen05_mma_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms1: the opcode of each form, in the order of tcgen05_mma_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm0 it takes.
 inline constexpr const char* tcgen05_mma_forms1_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
     "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill",
     "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32",
     "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard",
+};
+inline constexpr const char* tcgen05_mma_forms1_immediates[] = {
+    ", %0",
+    "",
+    "",
 };
 inline constexpr unsigned short tcgen05_mma_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -61,15 +270,14 @@ inline constexpr unsigned short tcgen05_mma_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm0<tcgen05_mma_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms1_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms2: the opcode of each form, in the order of tcgen05_mma_forms2_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm1 it takes.
 inline constexpr const char* tcgen05_mma_forms2_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
@@ -93,22 +301,25 @@ inline constexpr unsigned short tcgen05_mma_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%9 " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%13 " "[%0], %1, %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms2_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm1<tcgen05_mma_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms3: the opcode of each form, in the order of tcgen05_mma_forms3_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm1 it takes.
 inline constexpr const char* tcgen05_mma_forms3_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
     "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill",
     "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32",
     "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard",
+};
+inline constexpr const char* tcgen05_mma_forms3_immediates[] = {
+    "",
+    ", %0",
+    "",
 };
 inline constexpr unsigned short tcgen05_mma_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -117,16 +328,14 @@ inline constexpr unsigned short tcgen05_mma_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%10 " "[%0], %1, %2, %3, {%4, %5, %6, %7}, p, %9;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%14 " "[%0], %1, %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, p, %13;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms3_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm1<tcgen05_mma_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms3_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms3_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms4: the opcode of each form, in the order of tcgen05_mma_forms4_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm2 it takes.
 inline constexpr const char* tcgen05_mma_forms4_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -158,15 +367,14 @@ inline constexpr unsigned short tcgen05_mma_forms4_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms4_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms4_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm2<tcgen05_mma_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms5: the opcode of each form, in the order of tcgen05_mma_forms5_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm2 it takes.
 inline constexpr const char* tcgen05_mma_forms5_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -177,6 +385,11 @@ inline constexpr const char* tcgen05_mma_forms5_opcode[] = {
     "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
     "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
 };
+inline constexpr const char* tcgen05_mma_forms5_immediates[] = {
+    ", %0",
+    "",
+    "",
+};
 inline constexpr unsigned short tcgen05_mma_forms5_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
@@ -184,15 +397,14 @@ inline constexpr unsigned short tcgen05_mma_forms5_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms5_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms5_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm2<tcgen05_mma_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms5_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms5_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms6: the opcode of each form, in the order of tcgen05_mma_forms6_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm3 it takes.
 inline constexpr const char* tcgen05_mma_forms6_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -224,16 +436,14 @@ inline constexpr unsigned short tcgen05_mma_forms6_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms6_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%9 " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms6_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%13 " "[%0], [%1], %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_forms6_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm3<tcgen05_mma_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms7: the opcode of each form, in the order of tcgen05_mma_forms7_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm3 it takes.
 inline constexpr const char* tcgen05_mma_forms7_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -244,6 +454,11 @@ inline constexpr const char* tcgen05_mma_forms7_opcode[] = {
     "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
     "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
 };
+inline constexpr const char* tcgen05_mma_forms7_immediates[] = {
+    "",
+    ", %0",
+    "",
+};
 inline constexpr unsigned short tcgen05_mma_forms7_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
@@ -251,16 +466,14 @@ inline constexpr unsigned short tcgen05_mma_forms7_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_forms7_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %8, 0;\n\t" "%10 " "[%0], [%1], %2, %3, {%4, %5, %6, %7}, p, %9;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms7_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %12, 0;\n\t" "%14 " "[%0], [%1], %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, p, %13;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_forms7_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm3<tcgen05_mma_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms7_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms7_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm4 it takes.
 inline constexpr const char* tcgen05_mma_block_scale_forms0_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
@@ -298,15 +511,14 @@ inline constexpr unsigned short tcgen05_mma_block_scale_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_block_scale_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "%7 " "[%0], %1, %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm4<tcgen05_mma_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm5 it takes.
 inline constexpr const char* tcgen05_mma_block_scale_forms1_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
@@ -344,15 +556,14 @@ inline constexpr unsigned short tcgen05_mma_block_scale_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_block_scale_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t" "%7 " "[%0], [%1], %2, %3, [%4], [%5], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm5<tcgen05_mma_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_decompress_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm6 it takes.
 inline constexpr const char* tcgen05_mma_decompress_forms0_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
@@ -365,15 +576,14 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_decompress_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm6<tcgen05_mma_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_decompress_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm7 it takes.
 inline constexpr const char* tcgen05_mma_decompress_forms1_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
@@ -386,16 +596,14 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_decompress_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm7<tcgen05_mma_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms2: the opcode of each form, in the order of tcgen05_mma_decompress_forms2_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm8 it takes.
 inline constexpr const char* tcgen05_mma_decompress_forms2_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
@@ -408,15 +616,14 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_decompress_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms2_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm8<tcgen05_mma_decompress_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms3: the opcode of each form, in the order of tcgen05_mma_decompress_forms3_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm9 it takes.
 inline constexpr const char* tcgen05_mma_decompress_forms3_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
@@ -429,16 +636,14 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_decompress_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_decompress_forms3_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm9<tcgen05_mma_decompress_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm10 it takes.
 inline constexpr const char* tcgen05_mma_block_scale_decompress_forms0_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use",
@@ -456,15 +661,14 @@ inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_block_scale_decompress_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm10<tcgen05_mma_block_scale_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm11 it takes.
 inline constexpr const char* tcgen05_mma_block_scale_decompress_forms1_opcode[] = {
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse",
     "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use",
@@ -482,15 +686,14 @@ inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms1_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_block_scale_decompress_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm11<tcgen05_mma_block_scale_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms0: the opcode of each form, in the order of tcgen05_mma_sp_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm12 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms0_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
@@ -514,21 +717,25 @@ inline constexpr unsigned short tcgen05_mma_sp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm12<tcgen05_mma_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms1: the opcode of each form, in the order of tcgen05_mma_sp_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm12 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms1_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
     "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill",
     "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32",
     "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard",
+};
+inline constexpr const char* tcgen05_mma_sp_forms1_immediates[] = {
+    "",
+    ", %0",
+    "",
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -537,15 +744,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm12<tcgen05_mma_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms1_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms2: the opcode of each form, in the order of tcgen05_mma_sp_forms2_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm13 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms2_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
@@ -569,22 +775,25 @@ inline constexpr unsigned short tcgen05_mma_sp_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms2_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms2_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm13<tcgen05_mma_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms3: the opcode of each form, in the order of tcgen05_mma_sp_forms3_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm13 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms3_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
     "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill",
     "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32",
     "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard",
+};
+inline constexpr const char* tcgen05_mma_sp_forms3_immediates[] = {
+    "",
+    "",
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -593,16 +802,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%11 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8}, p, %10;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms3_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%15 " "[%0], %1, %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p, %14;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms3_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm13<tcgen05_mma_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms3_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms4: the opcode of each form, in the order of tcgen05_mma_sp_forms4_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm14 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms4_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -634,15 +841,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms4_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms4_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms4_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm14<tcgen05_mma_sp_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms5: the opcode of each form, in the order of tcgen05_mma_sp_forms5_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm14 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms5_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -653,6 +859,11 @@ inline constexpr const char* tcgen05_mma_sp_forms5_opcode[] = {
     "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
 };
+inline constexpr const char* tcgen05_mma_sp_forms5_immediates[] = {
+    "",
+    ", %0",
+    "",
+};
 inline constexpr unsigned short tcgen05_mma_sp_forms5_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
@@ -660,15 +871,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms5_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms5_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms5_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm14<tcgen05_mma_sp_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms5_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms5_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms6: the opcode of each form, in the order of tcgen05_mma_sp_forms6_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm15 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms6_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -700,16 +910,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms6_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms6_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%10 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms6_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_forms6_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm15<tcgen05_mma_sp_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms7: the opcode of each form, in the order of tcgen05_mma_sp_forms7_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm15 it takes.
 inline constexpr const char* tcgen05_mma_sp_forms7_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
@@ -720,6 +928,11 @@ inline constexpr const char* tcgen05_mma_sp_forms7_opcode[] = {
     "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
 };
+inline constexpr const char* tcgen05_mma_sp_forms7_immediates[] = {
+    "",
+    "",
+    ", %0",
+};
 inline constexpr unsigned short tcgen05_mma_sp_forms7_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
@@ -727,16 +940,14 @@ inline constexpr unsigned short tcgen05_mma_sp_forms7_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_forms7_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %9, 0;\n\t" "%11 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8}, p, %10;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms7_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%15 " "[%0], [%1], %2, [%3], %4, {%5, %6, %7, %8, %9, %10, %11, %12}, p, %14;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "n"(PtxgenScaleInputD), "C"(detail::opcode_text<tcgen05_mma_sp_forms7_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm15<tcgen05_mma_sp_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms7_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms7_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm16 it takes.
 inline constexpr const char* tcgen05_mma_sp_block_scale_forms0_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
@@ -774,15 +985,14 @@ inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_block_scale_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], %1, %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm16<tcgen05_mma_sp_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm17 it takes.
 inline constexpr const char* tcgen05_mma_sp_block_scale_forms1_opcode[] = {
     "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
     "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
@@ -820,15 +1030,14 @@ inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms1_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_sp_block_scale_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], [%1], %2, [%3], %4, [%5], [%6], p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm17<tcgen05_mma_sp_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms0: the opcode of each form, in the order of tcgen05_mma_ws_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm0 it takes.
 inline constexpr const char* tcgen05_mma_ws_forms0_opcode[] = {
     "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -862,15 +1071,14 @@ inline constexpr unsigned short tcgen05_mma_ws_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], %1, %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_ws_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm0<tcgen05_mma_ws_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms1: the opcode of each form, in the order of tcgen05_mma_ws_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm18 it takes.
 inline constexpr const char* tcgen05_mma_ws_forms1_opcode[] = {
     "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -904,15 +1112,14 @@ inline constexpr unsigned short tcgen05_mma_ws_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], %1, %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(detail::opcode_text<tcgen05_mma_ws_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm18<tcgen05_mma_ws_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms2: the opcode of each form, in the order of tcgen05_mma_ws_forms2_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm2 it takes.
 inline constexpr const char* tcgen05_mma_ws_forms2_opcode[] = {
     "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -946,15 +1153,14 @@ inline constexpr unsigned short tcgen05_mma_ws_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%5 " "[%0], [%1], %2, %3, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_ws_forms2_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm2<tcgen05_mma_ws_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms3: the opcode of each form, in the order of tcgen05_mma_ws_forms3_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm19 it takes.
 inline constexpr const char* tcgen05_mma_ws_forms3_opcode[] = {
     "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -988,15 +1194,14 @@ inline constexpr unsigned short tcgen05_mma_ws_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t" "%6 " "[%0], [%1], %2, %3, p, %5;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(detail::opcode_text<tcgen05_mma_ws_forms3_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm19<tcgen05_mma_ws_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms0: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm12 it takes.
 inline constexpr const char* tcgen05_mma_ws_sp_forms0_opcode[] = {
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -1030,15 +1235,14 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_sp_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm12<tcgen05_mma_ws_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms1: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm20 it takes.
 inline constexpr const char* tcgen05_mma_ws_sp_forms1_opcode[] = {
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -1072,15 +1276,14 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_sp_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], %1, %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm20<tcgen05_mma_ws_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms2: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms2_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm14 it takes.
 inline constexpr const char* tcgen05_mma_ws_sp_forms2_opcode[] = {
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -1114,15 +1317,14 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_sp_forms2_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm14<tcgen05_mma_ws_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms3: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms3_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_mma_asm21 it takes.
 inline constexpr const char* tcgen05_mma_ws_sp_forms3_opcode[] = {
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
     "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
@@ -1156,8 +1358,7 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_mma_ws_sp_forms3_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%7 " "[%0], [%1], %2, [%3], %4, p, %6;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(sp_meta_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "l"(zero_column_mask), "C"(detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode, PtxgenF>::c) : "memory");
+    tcgen05_mma_asm21<tcgen05_mma_ws_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

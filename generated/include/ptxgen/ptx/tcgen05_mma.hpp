@@ -92,11 +92,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, long long v) {
-    return v >= 0 && v <= 15;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
     if ((cta_group == 1)) {
         return 4;
@@ -105,6 +100,14 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] 
         return 8;
     }
     return 0;
+}
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, long long v) {
+    return v >= 0 && v <= 15;
+    return false;
 }
 
 // Array operand checks: a failing one shows the types / lengths as template arguments.
@@ -120,6 +123,7 @@ struct tcgen05_mma_disable_output_lane_length {
                   "ptxgen: tcgen05.mma: operand disable_output_lane: the array has PtxgenGiven elements where this form needs PtxgenNeeded (lanes of D that are not updated (bit i of the vector = lane i); by cta_group (1: 4; 2: 8) registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

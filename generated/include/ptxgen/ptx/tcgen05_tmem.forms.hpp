@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of tcgen05_tmem.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_TCGEN05_TMEM_FORMS_HPP
 #define PTXGEN_PTX_TCGEN05_TMEM_FORMS_HPP
 
@@ -13,8 +14,155 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm0(PtxgenA0 dst, PtxgenA1 ncols) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0]%3, %1;" :  : "l"(dst), "r"(ncols), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0]%3, %1;" :  : "r"(dst), "r"(ncols), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm1(PtxgenA0 dst) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0]%2;" :  : "l"(dst), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0]%2;" :  : "r"(dst), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm2(PtxgenA0 taddr, PtxgenA1 ncols) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "%0%3, %1;" :  : "r"(taddr), "r"(ncols), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm3(PtxgenA0 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "%0%2;" :  : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0];" :  : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm4() {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%0" ";" :  : "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm5(PtxgenA0& r, PtxgenA1 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "{%0}, [%1]%3;" : "=r"(r[0]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "{%0, %1}, [%2]%4;" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%5 " "{%0, %1, %2, %3}, [%4]%6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%9 " "{%0, %1, %2, %3, %4, %5, %6, %7}, [%8]%10;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%17 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, [%16]%18;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%33 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32]%34;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 6) asm volatile("%65 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, [%64]%66;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 7) asm volatile("%129 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, [%128]%130;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm6(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "{%0, %1}, %2, [%3]%5;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "{%0, %1}, %2, [%3]%5;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%6 " "{%0, %1, %2, %3}, %4, [%5]%7;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "{%0, %1, %2, %3}, %4, [%5]%7;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%10 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9]%11;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%10 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9]%11;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 6) asm volatile("%18 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17]%19;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 7) asm volatile("%18 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17]%19;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 8) asm volatile("%34 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33]%35;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 9) asm volatile("%34 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33]%35;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 10) asm volatile("%66 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65]%67;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 11) asm volatile("%66 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65]%67;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 12) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129]%131;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(r[64]), "=f"(r[65]), "=f"(r[66]), "=f"(r[67]), "=f"(r[68]), "=f"(r[69]), "=f"(r[70]), "=f"(r[71]), "=f"(r[72]), "=f"(r[73]), "=f"(r[74]), "=f"(r[75]), "=f"(r[76]), "=f"(r[77]), "=f"(r[78]), "=f"(r[79]), "=f"(r[80]), "=f"(r[81]), "=f"(r[82]), "=f"(r[83]), "=f"(r[84]), "=f"(r[85]), "=f"(r[86]), "=f"(r[87]), "=f"(r[88]), "=f"(r[89]), "=f"(r[90]), "=f"(r[91]), "=f"(r[92]), "=f"(r[93]), "=f"(r[94]), "=f"(r[95]), "=f"(r[96]), "=f"(r[97]), "=f"(r[98]), "=f"(r[99]), "=f"(r[100]), "=f"(r[101]), "=f"(r[102]), "=f"(r[103]), "=f"(r[104]), "=f"(r[105]), "=f"(r[106]), "=f"(r[107]), "=f"(r[108]), "=f"(r[109]), "=f"(r[110]), "=f"(r[111]), "=f"(r[112]), "=f"(r[113]), "=f"(r[114]), "=f"(r[115]), "=f"(r[116]), "=f"(r[117]), "=f"(r[118]), "=f"(r[119]), "=f"(r[120]), "=f"(r[121]), "=f"(r[122]), "=f"(r[123]), "=f"(r[124]), "=f"(r[125]), "=f"(r[126]), "=f"(r[127]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 13) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129]%131;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm7(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%7 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%11 " "{%0}, {%1, %2, %3, %4, %5, %6, %7, %8}, %9, [%10];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%19 " "{%0}, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16}, %17, [%18];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%36 " "{%0, %1}, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33}, %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(cdata[16]), "=f"(cdata[17]), "=f"(cdata[18]), "=f"(cdata[19]), "=f"(cdata[20]), "=f"(cdata[21]), "=f"(cdata[22]), "=f"(cdata[23]), "=f"(cdata[24]), "=f"(cdata[25]), "=f"(cdata[26]), "=f"(cdata[27]), "=f"(cdata[28]), "=f"(cdata[29]), "=f"(cdata[30]), "=f"(cdata[31]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%70 " "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(cdata[16]), "=f"(cdata[17]), "=f"(cdata[18]), "=f"(cdata[19]), "=f"(cdata[20]), "=f"(cdata[21]), "=f"(cdata[22]), "=f"(cdata[23]), "=f"(cdata[24]), "=f"(cdata[25]), "=f"(cdata[26]), "=f"(cdata[27]), "=f"(cdata[28]), "=f"(cdata[29]), "=f"(cdata[30]), "=f"(cdata[31]), "=f"(cdata[32]), "=f"(cdata[33]), "=f"(cdata[34]), "=f"(cdata[35]), "=f"(cdata[36]), "=f"(cdata[37]), "=f"(cdata[38]), "=f"(cdata[39]), "=f"(cdata[40]), "=f"(cdata[41]), "=f"(cdata[42]), "=f"(cdata[43]), "=f"(cdata[44]), "=f"(cdata[45]), "=f"(cdata[46]), "=f"(cdata[47]), "=f"(cdata[48]), "=f"(cdata[49]), "=f"(cdata[50]), "=f"(cdata[51]), "=f"(cdata[52]), "=f"(cdata[53]), "=f"(cdata[54]), "=f"(cdata[55]), "=f"(cdata[56]), "=f"(cdata[57]), "=f"(cdata[58]), "=f"(cdata[59]), "=f"(cdata[60]), "=f"(cdata[61]), "=f"(cdata[62]), "=f"(cdata[63]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm8(PtxgenA0 taddr, const PtxgenA1& r) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0]%3, {%1};" :  : "r"(taddr), "r"(r[0]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%3 " "[%0]%4, {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%5 " "[%0]%6, {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%9 " "[%0]%10, {%1, %2, %3, %4, %5, %6, %7, %8};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%17 " "[%0]%18, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 5) asm volatile("%33 " "[%0]%34, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 6) asm volatile("%65 " "[%0]%66, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 7) asm volatile("%129 " "[%0]%130, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127, %128};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "r"(r[64]), "r"(r[65]), "r"(r[66]), "r"(r[67]), "r"(r[68]), "r"(r[69]), "r"(r[70]), "r"(r[71]), "r"(r[72]), "r"(r[73]), "r"(r[74]), "r"(r[75]), "r"(r[76]), "r"(r[77]), "r"(r[78]), "r"(r[79]), "r"(r[80]), "r"(r[81]), "r"(r[82]), "r"(r[83]), "r"(r[84]), "r"(r[85]), "r"(r[86]), "r"(r[87]), "r"(r[88]), "r"(r[89]), "r"(r[90]), "r"(r[91]), "r"(r[92]), "r"(r[93]), "r"(r[94]), "r"(r[95]), "r"(r[96]), "r"(r[97]), "r"(r[98]), "r"(r[99]), "r"(r[100]), "r"(r[101]), "r"(r[102]), "r"(r[103]), "r"(r[104]), "r"(r[105]), "r"(r[106]), "r"(r[107]), "r"(r[108]), "r"(r[109]), "r"(r[110]), "r"(r[111]), "r"(r[112]), "r"(r[113]), "r"(r[114]), "r"(r[115]), "r"(r[116]), "r"(r[117]), "r"(r[118]), "r"(r[119]), "r"(r[120]), "r"(r[121]), "r"(r[122]), "r"(r[123]), "r"(r[124]), "r"(r[125]), "r"(r[126]), "r"(r[127]), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm9(PtxgenA0 taddr, PtxgenA1 s_desc) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm10(PtxgenA0 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0];" :  : "l"(mbar), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0];" :  : "r"(mbar), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tcgen05_tmem_asm11(PtxgenA0 mbar, PtxgenA1 cta_mask) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
 // tcgen05_alloc_forms0: the opcode of each form, in the order of tcgen05_alloc_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm0 it takes.
 inline constexpr const char* tcgen05_alloc_forms0_opcode[] = {
     "tcgen05.alloc.cta_group::1.sync.aligned.b32", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.cta_group::2.sync.aligned.b32", "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
 };
@@ -25,18 +173,19 @@ inline constexpr unsigned short tcgen05_alloc_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_alloc_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm0<tcgen05_alloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_forms1: the opcode of each form, in the order of tcgen05_alloc_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm1 it takes.
 inline constexpr const char* tcgen05_alloc_forms1_opcode[] = {
     "tcgen05.alloc.cta_group::1.sync.aligned.b32", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.cta_group::2.sync.aligned.b32", "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+};
+inline constexpr const char* tcgen05_alloc_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
     0, 1, 0, 1,
@@ -45,16 +194,14 @@ inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_alloc_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm1<tcgen05_alloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm0 it takes.
 inline constexpr const char* tcgen05_alloc_exclusive_forms0_opcode[] = {
     "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32",
 };
@@ -65,18 +212,19 @@ inline constexpr unsigned short tcgen05_alloc_exclusive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_alloc_exclusive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "r"(ncols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm0<tcgen05_alloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm1 it takes.
 inline constexpr const char* tcgen05_alloc_exclusive_forms1_opcode[] = {
     "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32",
+};
+inline constexpr const char* tcgen05_alloc_exclusive_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
     0, 1, 0, 1,
@@ -85,16 +233,14 @@ inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_alloc_exclusive_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(dst), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm1<tcgen05_alloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_forms0: the opcode of each form, in the order of tcgen05_dealloc_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm2 it takes.
 inline constexpr const char* tcgen05_dealloc_forms0_opcode[] = {
     "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
 };
@@ -105,17 +251,19 @@ inline constexpr unsigned short tcgen05_dealloc_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_dealloc_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "r"(ncols), "C"(detail::opcode_text<tcgen05_dealloc_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm2<tcgen05_dealloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_forms1: the opcode of each form, in the order of tcgen05_dealloc_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm3 it takes.
 inline constexpr const char* tcgen05_dealloc_forms1_opcode[] = {
     "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+};
+inline constexpr const char* tcgen05_dealloc_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
     0, 0,
@@ -124,15 +272,14 @@ inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_dealloc_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_dealloc_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm3<tcgen05_dealloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm2 it takes.
 inline constexpr const char* tcgen05_dealloc_exclusive_forms0_opcode[] = {
     "tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32",
 };
@@ -143,17 +290,19 @@ inline constexpr unsigned short tcgen05_dealloc_exclusive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_dealloc_exclusive_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "r"(ncols), "C"(detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm2<tcgen05_dealloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm3 it takes.
 inline constexpr const char* tcgen05_dealloc_exclusive_forms1_opcode[] = {
     "tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32",
+};
+inline constexpr const char* tcgen05_dealloc_exclusive_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
     0, 0,
@@ -162,15 +311,14 @@ inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_dealloc_exclusive_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "%0, %1;" :  : "r"(taddr), "n"(PtxgenNcols), "C"(detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm3<tcgen05_dealloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_relinquish_alloc_permit_forms0: the opcode of each form, in the order of tcgen05_relinquish_alloc_permit_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm4 it takes.
 inline constexpr const char* tcgen05_relinquish_alloc_permit_forms0_opcode[] = {
     "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned",
 };
@@ -181,15 +329,14 @@ inline constexpr unsigned short tcgen05_relinquish_alloc_permit_forms0_statement
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_relinquish_alloc_permit_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%0" ";" :  : "C"(detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm4<tcgen05_relinquish_alloc_permit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode, PtxgenF>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_forms0: the opcode of each form, in the order of tcgen05_ld_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm5 it takes.
 inline constexpr const char* tcgen05_ld_forms0_opcode[] = {
     "tcgen05.ld.sync.aligned.16x64b.x1.b32", "tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x2.b32", "tcgen05.ld.sync.aligned.16x64b.x2.pack::16b.b32",
     "tcgen05.ld.sync.aligned.16x64b.x4.b32", "tcgen05.ld.sync.aligned.16x64b.x4.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x8.b32", "tcgen05.ld.sync.aligned.16x64b.x8.pack::16b.b32",
@@ -215,27 +362,22 @@ inline constexpr unsigned short tcgen05_ld_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_ld_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "{%0}, [%1];" : "=r"(r[0]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "{%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%5 " "{%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%9 " "{%0, %1, %2, %3, %4, %5, %6, %7}, [%8];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%17 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, [%16];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%33 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%65 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, [%64];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%129 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, [%128];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm5<tcgen05_ld_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>, detail::no_text>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_forms1: the opcode of each form, in the order of tcgen05_ld_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm5 it takes.
 inline constexpr const char* tcgen05_ld_forms1_opcode[] = {
     "tcgen05.ld.sync.aligned.16x32bx2.x1.b32", "tcgen05.ld.sync.aligned.16x32bx2.x1.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x2.b32", "tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32",
     "tcgen05.ld.sync.aligned.16x32bx2.x4.b32", "tcgen05.ld.sync.aligned.16x32bx2.x4.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x8.b32", "tcgen05.ld.sync.aligned.16x32bx2.x8.pack::16b.b32",
     "tcgen05.ld.sync.aligned.16x32bx2.x16.b32", "tcgen05.ld.sync.aligned.16x32bx2.x16.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x32.b32", "tcgen05.ld.sync.aligned.16x32bx2.x32.pack::16b.b32",
     "tcgen05.ld.sync.aligned.16x32bx2.x64.b32", "tcgen05.ld.sync.aligned.16x32bx2.x64.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x128.b32", "tcgen05.ld.sync.aligned.16x32bx2.x128.pack::16b.b32",
+};
+inline constexpr const char* tcgen05_ld_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_ld_forms1_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
@@ -244,22 +386,14 @@ inline constexpr unsigned short tcgen05_ld_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_ld_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "{%0}, [%1], %2;" : "=r"(r[0]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "{%0, %1}, [%2], %3;" : "=r"(r[0]), "=r"(r[1]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%6 " "{%0, %1, %2, %3}, [%4], %5;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%10 " "{%0, %1, %2, %3, %4, %5, %6, %7}, [%8], %9;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%18 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, [%16], %17;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%34 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32], %33;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%66 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, [%64], %65;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, [%128], %129;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm5<tcgen05_ld_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_forms0: the opcode of each form, in the order of tcgen05_ld_red_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm6 it takes.
 inline constexpr const char* tcgen05_ld_red_forms0_opcode[] = {
     "tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.NaN.f32",
     "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.NaN.f32",
@@ -292,28 +426,14 @@ inline constexpr unsigned short tcgen05_ld_red_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_ld_red_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%4 " "{%0, %1}, %2, [%3];" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "{%0, %1}, %2, [%3];" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%6 " "{%0, %1, %2, %3}, %4, [%5];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%6 " "{%0, %1, %2, %3}, %4, [%5];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%10 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%10 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%18 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%18 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 8) asm volatile("%34 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 9) asm volatile("%34 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 10) asm volatile("%66 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 11) asm volatile("%66 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 12) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129];" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(r[64]), "=f"(r[65]), "=f"(r[66]), "=f"(r[67]), "=f"(r[68]), "=f"(r[69]), "=f"(r[70]), "=f"(r[71]), "=f"(r[72]), "=f"(r[73]), "=f"(r[74]), "=f"(r[75]), "=f"(r[76]), "=f"(r[77]), "=f"(r[78]), "=f"(r[79]), "=f"(r[80]), "=f"(r[81]), "=f"(r[82]), "=f"(r[83]), "=f"(r[84]), "=f"(r[85]), "=f"(r[86]), "=f"(r[87]), "=f"(r[88]), "=f"(r[89]), "=f"(r[90]), "=f"(r[91]), "=f"(r[92]), "=f"(r[93]), "=f"(r[94]), "=f"(r[95]), "=f"(r[96]), "=f"(r[97]), "=f"(r[98]), "=f"(r[99]), "=f"(r[100]), "=f"(r[101]), "=f"(r[102]), "=f"(r[103]), "=f"(r[104]), "=f"(r[105]), "=f"(r[106]), "=f"(r[107]), "=f"(r[108]), "=f"(r[109]), "=f"(r[110]), "=f"(r[111]), "=f"(r[112]), "=f"(r[113]), "=f"(r[114]), "=f"(r[115]), "=f"(r[116]), "=f"(r[117]), "=f"(r[118]), "=f"(r[119]), "=f"(r[120]), "=f"(r[121]), "=f"(r[122]), "=f"(r[123]), "=f"(r[124]), "=f"(r[125]), "=f"(r[126]), "=f"(r[127]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 13) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]), "=r"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm6<tcgen05_ld_red_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>, detail::no_text>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_forms1: the opcode of each form, in the order of tcgen05_ld_red_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm6 it takes.
 inline constexpr const char* tcgen05_ld_red_forms1_opcode[] = {
     "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.NaN.f32",
     "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.NaN.f32",
@@ -337,6 +457,9 @@ inline constexpr const char* tcgen05_ld_red_forms1_opcode[] = {
     "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.NaN.f32",
     "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.s32",
 };
+inline constexpr const char* tcgen05_ld_red_forms1_immediates[] = {
+    ", %0",
+};
 inline constexpr unsigned short tcgen05_ld_red_forms1_statement[] = {
     0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 2, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 4, 4,
     4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 6, 6, 6, 6, 7, 7, 8, 8, 8, 8, 9, 9, 8, 8, 8, 8, 9, 9, 10, 10, 10, 10,
@@ -346,28 +469,14 @@ inline constexpr unsigned short tcgen05_ld_red_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_ld_red_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "{%0, %1}, %2, [%3], %4;" : "=f"(r[0]), "=f"(r[1]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%5 " "{%0, %1}, %2, [%3], %4;" : "=r"(r[0]), "=r"(r[1]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%7 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%7 " "{%0, %1, %2, %3}, %4, [%5], %6;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%11 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9], %10;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%11 " "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, [%9], %10;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%19 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17], %18;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%19 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, [%17], %18;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 8) asm volatile("%35 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33], %34;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 9) asm volatile("%35 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, [%33], %34;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 10) asm volatile("%67 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65], %66;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 11) asm volatile("%67 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, [%65], %66;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 12) asm volatile("%131 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129], %130;" : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=f"(r[4]), "=f"(r[5]), "=f"(r[6]), "=f"(r[7]), "=f"(r[8]), "=f"(r[9]), "=f"(r[10]), "=f"(r[11]), "=f"(r[12]), "=f"(r[13]), "=f"(r[14]), "=f"(r[15]), "=f"(r[16]), "=f"(r[17]), "=f"(r[18]), "=f"(r[19]), "=f"(r[20]), "=f"(r[21]), "=f"(r[22]), "=f"(r[23]), "=f"(r[24]), "=f"(r[25]), "=f"(r[26]), "=f"(r[27]), "=f"(r[28]), "=f"(r[29]), "=f"(r[30]), "=f"(r[31]), "=f"(r[32]), "=f"(r[33]), "=f"(r[34]), "=f"(r[35]), "=f"(r[36]), "=f"(r[37]), "=f"(r[38]), "=f"(r[39]), "=f"(r[40]), "=f"(r[41]), "=f"(r[42]), "=f"(r[43]), "=f"(r[44]), "=f"(r[45]), "=f"(r[46]), "=f"(r[47]), "=f"(r[48]), "=f"(r[49]), "=f"(r[50]), "=f"(r[51]), "=f"(r[52]), "=f"(r[53]), "=f"(r[54]), "=f"(r[55]), "=f"(r[56]), "=f"(r[57]), "=f"(r[58]), "=f"(r[59]), "=f"(r[60]), "=f"(r[61]), "=f"(r[62]), "=f"(r[63]), "=f"(r[64]), "=f"(r[65]), "=f"(r[66]), "=f"(r[67]), "=f"(r[68]), "=f"(r[69]), "=f"(r[70]), "=f"(r[71]), "=f"(r[72]), "=f"(r[73]), "=f"(r[74]), "=f"(r[75]), "=f"(r[76]), "=f"(r[77]), "=f"(r[78]), "=f"(r[79]), "=f"(r[80]), "=f"(r[81]), "=f"(r[82]), "=f"(r[83]), "=f"(r[84]), "=f"(r[85]), "=f"(r[86]), "=f"(r[87]), "=f"(r[88]), "=f"(r[89]), "=f"(r[90]), "=f"(r[91]), "=f"(r[92]), "=f"(r[93]), "=f"(r[94]), "=f"(r[95]), "=f"(r[96]), "=f"(r[97]), "=f"(r[98]), "=f"(r[99]), "=f"(r[100]), "=f"(r[101]), "=f"(r[102]), "=f"(r[103]), "=f"(r[104]), "=f"(r[105]), "=f"(r[106]), "=f"(r[107]), "=f"(r[108]), "=f"(r[109]), "=f"(r[110]), "=f"(r[111]), "=f"(r[112]), "=f"(r[113]), "=f"(r[114]), "=f"(r[115]), "=f"(r[116]), "=f"(r[117]), "=f"(r[118]), "=f"(r[119]), "=f"(r[120]), "=f"(r[121]), "=f"(r[122]), "=f"(r[123]), "=f"(r[124]), "=f"(r[125]), "=f"(r[126]), "=f"(r[127]), "=f"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 13) asm volatile("%131 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129], %130;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]), "=r"(redval) : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "C"(detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm6<tcgen05_ld_red_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_red_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_spcompress_forms0: the opcode of each form, in the order of tcgen05_ld_red_spcompress_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm7 it takes.
 inline constexpr const char* tcgen05_ld_red_spcompress_forms0_opcode[] = {
     "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.NaN.f32.b2",
     "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.NaN.f32.b2",
@@ -390,20 +499,14 @@ inline constexpr unsigned short tcgen05_ld_red_spcompress_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_ld_red_spcompress_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%5 " "{%0}, {%1, %2}, %3, [%4];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%7 " "{%0}, {%1, %2, %3, %4}, %5, [%6];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%11 " "{%0}, {%1, %2, %3, %4, %5, %6, %7, %8}, %9, [%10];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%19 " "{%0}, {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16}, %17, [%18];" : "=r"(mdata[0]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%36 " "{%0, %1}, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33}, %34, [%35];" : "=r"(mdata[0]), "=r"(mdata[1]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(cdata[16]), "=f"(cdata[17]), "=f"(cdata[18]), "=f"(cdata[19]), "=f"(cdata[20]), "=f"(cdata[21]), "=f"(cdata[22]), "=f"(cdata[23]), "=f"(cdata[24]), "=f"(cdata[25]), "=f"(cdata[26]), "=f"(cdata[27]), "=f"(cdata[28]), "=f"(cdata[29]), "=f"(cdata[30]), "=f"(cdata[31]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%70 " "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(cdata[16]), "=f"(cdata[17]), "=f"(cdata[18]), "=f"(cdata[19]), "=f"(cdata[20]), "=f"(cdata[21]), "=f"(cdata[22]), "=f"(cdata[23]), "=f"(cdata[24]), "=f"(cdata[25]), "=f"(cdata[26]), "=f"(cdata[27]), "=f"(cdata[28]), "=f"(cdata[29]), "=f"(cdata[30]), "=f"(cdata[31]), "=f"(cdata[32]), "=f"(cdata[33]), "=f"(cdata[34]), "=f"(cdata[35]), "=f"(cdata[36]), "=f"(cdata[37]), "=f"(cdata[38]), "=f"(cdata[39]), "=f"(cdata[40]), "=f"(cdata[41]), "=f"(cdata[42]), "=f"(cdata[43]), "=f"(cdata[44]), "=f"(cdata[45]), "=f"(cdata[46]), "=f"(cdata[47]), "=f"(cdata[48]), "=f"(cdata[49]), "=f"(cdata[50]), "=f"(cdata[51]), "=f"(cdata[52]), "=f"(cdata[53]), "=f"(cdata[54]), "=f"(cdata[55]), "=f"(cdata[56]), "=f"(cdata[57]), "=f"(cdata[58]), "=f"(cdata[59]), "=f"(cdata[60]), "=f"(cdata[61]), "=f"(cdata[62]), "=f"(cdata[63]), "=f"(redval) : "r"(taddr), "C"(detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm7<tcgen05_ld_red_spcompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>>(mdata, cdata, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_st_forms0: the opcode of each form, in the order of tcgen05_st_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm8 it takes.
 inline constexpr const char* tcgen05_st_forms0_opcode[] = {
     "tcgen05.st.sync.aligned.16x64b.x1.b32", "tcgen05.st.sync.aligned.16x64b.x1.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x2.b32", "tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32",
     "tcgen05.st.sync.aligned.16x64b.x4.b32", "tcgen05.st.sync.aligned.16x64b.x4.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x8.b32", "tcgen05.st.sync.aligned.16x64b.x8.unpack::16b.b32",
@@ -429,27 +532,22 @@ inline constexpr unsigned short tcgen05_st_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_st_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], {%1};" :  : "r"(taddr), "r"(r[0]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "[%0], {%1, %2};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%9 " "[%0], {%1, %2, %3, %4, %5, %6, %7, %8};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%17 " "[%0], {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%33 " "[%0], {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%65 " "[%0], {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%129 " "[%0], {%1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127, %128};" :  : "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "r"(r[64]), "r"(r[65]), "r"(r[66]), "r"(r[67]), "r"(r[68]), "r"(r[69]), "r"(r[70]), "r"(r[71]), "r"(r[72]), "r"(r[73]), "r"(r[74]), "r"(r[75]), "r"(r[76]), "r"(r[77]), "r"(r[78]), "r"(r[79]), "r"(r[80]), "r"(r[81]), "r"(r[82]), "r"(r[83]), "r"(r[84]), "r"(r[85]), "r"(r[86]), "r"(r[87]), "r"(r[88]), "r"(r[89]), "r"(r[90]), "r"(r[91]), "r"(r[92]), "r"(r[93]), "r"(r[94]), "r"(r[95]), "r"(r[96]), "r"(r[97]), "r"(r[98]), "r"(r[99]), "r"(r[100]), "r"(r[101]), "r"(r[102]), "r"(r[103]), "r"(r[104]), "r"(r[105]), "r"(r[106]), "r"(r[107]), "r"(r[108]), "r"(r[109]), "r"(r[110]), "r"(r[111]), "r"(r[112]), "r"(r[113]), "r"(r[114]), "r"(r[115]), "r"(r[116]), "r"(r[117]), "r"(r[118]), "r"(r[119]), "r"(r[120]), "r"(r[121]), "r"(r[122]), "r"(r[123]), "r"(r[124]), "r"(r[125]), "r"(r[126]), "r"(r[127]), "C"(detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm8<tcgen05_st_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>, detail::no_text>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_st_forms1: the opcode of each form, in the order of tcgen05_st_forms1_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm8 it takes.
 inline constexpr const char* tcgen05_st_forms1_opcode[] = {
     "tcgen05.st.sync.aligned.16x32bx2.x1.b32", "tcgen05.st.sync.aligned.16x32bx2.x1.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x2.b32", "tcgen05.st.sync.aligned.16x32bx2.x2.unpack::16b.b32",
     "tcgen05.st.sync.aligned.16x32bx2.x4.b32", "tcgen05.st.sync.aligned.16x32bx2.x4.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x8.b32", "tcgen05.st.sync.aligned.16x32bx2.x8.unpack::16b.b32",
     "tcgen05.st.sync.aligned.16x32bx2.x16.b32", "tcgen05.st.sync.aligned.16x32bx2.x16.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x32.b32", "tcgen05.st.sync.aligned.16x32bx2.x32.unpack::16b.b32",
     "tcgen05.st.sync.aligned.16x32bx2.x64.b32", "tcgen05.st.sync.aligned.16x32bx2.x64.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x128.b32", "tcgen05.st.sync.aligned.16x32bx2.x128.unpack::16b.b32",
+};
+inline constexpr const char* tcgen05_st_forms1_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tcgen05_st_forms1_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
@@ -458,22 +556,14 @@ inline constexpr unsigned short tcgen05_st_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_st_forms1_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], %1, {%2};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%4 " "[%0], %1, {%2, %3};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%6 " "[%0], %1, {%2, %3, %4, %5};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%10 " "[%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 4) asm volatile("%18 " "[%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 5) asm volatile("%34 " "[%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 6) asm volatile("%66 " "[%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 7) asm volatile("%130 " "[%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127, %128, %129};" :  : "r"(taddr), "n"(PtxgenImmHalfSplitoff), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]), "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]), "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15]), "r"(r[16]), "r"(r[17]), "r"(r[18]), "r"(r[19]), "r"(r[20]), "r"(r[21]), "r"(r[22]), "r"(r[23]), "r"(r[24]), "r"(r[25]), "r"(r[26]), "r"(r[27]), "r"(r[28]), "r"(r[29]), "r"(r[30]), "r"(r[31]), "r"(r[32]), "r"(r[33]), "r"(r[34]), "r"(r[35]), "r"(r[36]), "r"(r[37]), "r"(r[38]), "r"(r[39]), "r"(r[40]), "r"(r[41]), "r"(r[42]), "r"(r[43]), "r"(r[44]), "r"(r[45]), "r"(r[46]), "r"(r[47]), "r"(r[48]), "r"(r[49]), "r"(r[50]), "r"(r[51]), "r"(r[52]), "r"(r[53]), "r"(r[54]), "r"(r[55]), "r"(r[56]), "r"(r[57]), "r"(r[58]), "r"(r[59]), "r"(r[60]), "r"(r[61]), "r"(r[62]), "r"(r[63]), "r"(r[64]), "r"(r[65]), "r"(r[66]), "r"(r[67]), "r"(r[68]), "r"(r[69]), "r"(r[70]), "r"(r[71]), "r"(r[72]), "r"(r[73]), "r"(r[74]), "r"(r[75]), "r"(r[76]), "r"(r[77]), "r"(r[78]), "r"(r[79]), "r"(r[80]), "r"(r[81]), "r"(r[82]), "r"(r[83]), "r"(r[84]), "r"(r[85]), "r"(r[86]), "r"(r[87]), "r"(r[88]), "r"(r[89]), "r"(r[90]), "r"(r[91]), "r"(r[92]), "r"(r[93]), "r"(r[94]), "r"(r[95]), "r"(r[96]), "r"(r[97]), "r"(r[98]), "r"(r[99]), "r"(r[100]), "r"(r[101]), "r"(r[102]), "r"(r[103]), "r"(r[104]), "r"(r[105]), "r"(r[106]), "r"(r[107]), "r"(r[108]), "r"(r[109]), "r"(r[110]), "r"(r[111]), "r"(r[112]), "r"(r[113]), "r"(r[114]), "r"(r[115]), "r"(r[116]), "r"(r[117]), "r"(r[118]), "r"(r[119]), "r"(r[120]), "r"(r[121]), "r"(r[122]), "r"(r[123]), "r"(r[124]), "r"(r[125]), "r"(r[126]), "r"(r[127]), "C"(detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm8<tcgen05_st_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_st_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_cp_forms0: the opcode of each form, in the order of tcgen05_cp_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm9 it takes.
 inline constexpr const char* tcgen05_cp_forms0_opcode[] = {
     "tcgen05.cp.cta_group::1.128x256b", "tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.4x256b",
     "tcgen05.cp.cta_group::1.4x256b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.4x256b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.128x128b", "tcgen05.cp.cta_group::1.128x128b.b8x16.b6x16_p32",
@@ -493,34 +583,32 @@ inline constexpr unsigned short tcgen05_cp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_cp_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "r"(taddr), "l"(s_desc), "C"(detail::opcode_text<tcgen05_cp_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm9<tcgen05_cp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_cp_forms0_opcode, PtxgenF>>(taddr, s_desc);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_shift_forms0: the opcode of each form, in the order of tcgen05_shift_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm3 it takes.
 inline constexpr const char* tcgen05_shift_forms0_opcode[] = {
     "tcgen05.shift.cta_group::1.down", "tcgen05.shift.cta_group::2.down",
 };
 inline constexpr unsigned short tcgen05_shift_forms0_statement[] = {
-    0, 0,
+    1, 1,
 };
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_shift_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "[%0];" :  : "r"(taddr), "C"(detail::opcode_text<tcgen05_shift_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm3<tcgen05_shift_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_shift_forms0_opcode, PtxgenF>, detail::no_text>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_forms0: the opcode of each form, in the order of tcgen05_commit_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm10 it takes.
 inline constexpr const char* tcgen05_commit_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64",
 };
@@ -531,16 +619,14 @@ inline constexpr unsigned short tcgen05_commit_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "[%0];" :  : "l"(mbar), "C"(detail::opcode_text<tcgen05_commit_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "[%0];" :  : "r"(mbar), "C"(detail::opcode_text<tcgen05_commit_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm10<tcgen05_commit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_forms0_opcode, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
 };
@@ -551,16 +637,14 @@ inline constexpr unsigned short tcgen05_commit_multicast_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_16b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_16b_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64",
 };
@@ -571,36 +655,32 @@ inline constexpr unsigned short tcgen05_commit_multicast_16b_forms0_statement[] 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_16b_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_32b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_32b_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64",
 };
 inline constexpr unsigned short tcgen05_commit_multicast_32b_forms0_statement[] = {
-    0, 1, 0, 1,
+    2, 3, 2, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_32b_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_sync_restrict_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm10 it takes.
 inline constexpr const char* tcgen05_commit_sync_restrict_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64",
 };
@@ -611,16 +691,14 @@ inline constexpr unsigned short tcgen05_commit_sync_restrict_forms0_statement[] 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_sync_restrict_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%1 " "[%0];" :  : "l"(mbar), "C"(detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%1 " "[%0];" :  : "r"(mbar), "C"(detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm10<tcgen05_commit_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_sync_restrict_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_sync_restrict_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64",
 };
@@ -631,16 +709,14 @@ inline constexpr unsigned short tcgen05_commit_multicast_sync_restrict_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_sync_restrict_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_16b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_sync_restrict_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64",
 };
@@ -651,29 +727,25 @@ inline constexpr unsigned short tcgen05_commit_multicast_16b_sync_restrict_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "h"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_32b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_sync_restrict_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tcgen05_tmem_asm11 it takes.
 inline constexpr const char* tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode[] = {
     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64",
 };
 inline constexpr unsigned short tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[] = {
-    0, 1, 0, 1,
+    2, 3, 2, 3,
 };
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(mbar), "r"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(mbar), "r"(cta_mask), "C"(detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>::c) : "memory");
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

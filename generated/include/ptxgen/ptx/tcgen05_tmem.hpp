@@ -276,22 +276,6 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive,
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type, long long v) {
-    if (exclusive) {
-        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
-    }
-    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_dealloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_dealloc_type type, long long v) {
-    if (exclusive) {
-        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
-    }
-    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type) {
     if ((shape == tcgen05_ld_shape::shape_16x128b)) {
         if ((num == 1)) {
@@ -363,11 +347,6 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape sh
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type, long long v) {
-    return v >= 0;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_r([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type) {
     if ((type == tcgen05_ld_red_type::f32)) {
         return 3;
@@ -416,11 +395,6 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_redval([[maybe_unused]] tcgen05_ld_
     }
     return 0;
     return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type, long long v) {
-    return v >= 0;
-    return false;
 }
 
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_spcompress_count_mdata([[maybe_unused]] tcgen05_ld_red_spcompress_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_spcompress_red_op red_op, [[maybe_unused]] tcgen05_ld_red_spcompress_sparsity sparsity, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_spcompress_type type, [[maybe_unused]] tcgen05_ld_red_spcompress_meta_type meta_type) {
@@ -538,11 +512,6 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r([[maybe_unused]] tcgen05_st_shape sh
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type, long long v) {
-    return v >= 0;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
     if ((ss == tcgen05_commit_ss::none)) {
         return 5;
@@ -557,6 +526,40 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask([[maybe_unused]] int cta_g
     }
     return 7;
     return -1;
+}
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type, long long v) {
+    if (exclusive) {
+        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
+    }
+    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_dealloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_dealloc_type type, long long v) {
+    if (exclusive) {
+        return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
+    }
+    return v == 32 || v == 64 || v == 128 || v == 256 || v == 512;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type, long long v) {
+    return v >= 0;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type, long long v) {
+    return v >= 0;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type, long long v) {
+    return v >= 0;
+    return false;
 }
 
 // Array operand checks: a failing one shows the types / lengths as template arguments.
@@ -628,6 +631,7 @@ struct tcgen05_st_r_length {
                   "ptxgen: tcgen05.st.sync.aligned: operand r: the array has PtxgenGiven elements where this form needs PtxgenNeeded (source registers (Table 50); by shape (16x128b: by num (1: 2; 2: 4; 4: 8; 8: 16; 16: 32; 32: 64; 64: 128); 16x256b: by num (1: 4; 2: 8; 4: 16; 8: 32; 16: 64; 32: 128); otherwise by num (1: 1; 2: 2; 4: 4; 8: 8; 16: 16; 32: 32; 64: 64; 128: 128)) registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 

@@ -2,10 +2,11 @@
 // Do not edit: change the spec or the template and run `ptxgen generate`.
 //
 // The asm statements of the forms of tensormap.hpp, which includes this file in device
-// passes whose target may have a form of it. The forms with the same operands share one
-// statement, which splices each form's opcode text in through a "C" operand (a constant
-// char array, made only for the forms a translation unit uses); the wrapper calls it
-// only where the form's support (targets, PTX ISA version) holds.
+// passes whose target may have a form of it. The forms with the same non-immediate
+// operands share one statement, which splices in each form's opcode text and its
+// immediates through "C" operands (constant char arrays, made only for the forms a
+// translation unit uses); the wrapper calls it only where the form's support (targets,
+// PTX ISA version) holds.
 #ifndef PTXGEN_PTX_TENSORMAP_FORMS_HPP
 #define PTXGEN_PTX_TENSORMAP_FORMS_HPP
 
@@ -13,8 +14,39 @@
 
 namespace ptxgen::ptx::detail {
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tensormap_asm0(PtxgenA0 addr, PtxgenA1 new_val) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0]%3, %1;" :  : "l"(addr), "l"(new_val), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%2 " "[%0]%3, %1;" :  : "r"(addr.value), "l"(new_val), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%2 " "[%0]%3, %1;" :  : "l"(addr), "r"(new_val), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%2 " "[%0]%3, %1;" :  : "r"(addr.value), "r"(new_val), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
+PTXGEN_PTX_DEVICE void tensormap_asm1(PtxgenA0 addr) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0]%2;" :  : "l"(addr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0]%2;" :  : "r"(addr.value), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void tensormap_asm2(PtxgenA0 dst, PtxgenA1 src) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0], [%1]%3;" :  : "l"(dst), "r"(src.value), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
+#endif
+}
+
 // tensormap_replace_forms0: the opcode of each form, in the order of tensormap_replace_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tensormap_asm0 it takes.
 inline constexpr const char* tensormap_replace_forms0_opcode[] = {
     "tensormap.replace.tile.global_address.b1024.b64", "tensormap.replace.tile.global_address.global.b1024.b64", "tensormap.replace.tile.global_address.shared::cta.b1024.b64", "tensormap.replace.tile.rank.b1024.b32",
     "tensormap.replace.tile.rank.global.b1024.b32", "tensormap.replace.tile.rank.shared::cta.b1024.b32",
@@ -26,47 +58,45 @@ inline constexpr unsigned short tensormap_replace_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tensormap_replace_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "l"(new_val), "C"(detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "l"(new_val), "C"(detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "r"(new_val), "C"(detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(new_val), "C"(detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>::c) : "memory");
+    tensormap_asm0<tensormap_replace_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>, detail::no_text>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_replace_dim_forms0: the opcode of each form, in the order of tensormap_replace_dim_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tensormap_asm0 it takes.
 inline constexpr const char* tensormap_replace_dim_forms0_opcode[] = {
     "tensormap.replace.tile.box_dim.b1024.b32", "tensormap.replace.tile.box_dim.global.b1024.b32", "tensormap.replace.tile.box_dim.shared::cta.b1024.b32", "tensormap.replace.tile.global_dim.b1024.b32",
     "tensormap.replace.tile.global_dim.global.b1024.b32", "tensormap.replace.tile.global_dim.shared::cta.b1024.b32", "tensormap.replace.tile.global_stride.b1024.b64", "tensormap.replace.tile.global_stride.global.b1024.b64",
     "tensormap.replace.tile.global_stride.shared::cta.b1024.b64", "tensormap.replace.tile.element_stride.b1024.b32", "tensormap.replace.tile.element_stride.global.b1024.b32", "tensormap.replace.tile.element_stride.shared::cta.b1024.b32",
 };
+inline constexpr const char* tensormap_replace_dim_forms0_immediates[] = {
+    ", %0",
+};
 inline constexpr unsigned short tensormap_replace_dim_forms0_statement[] = {
-    0, 0, 1, 0, 0, 1, 2, 2, 3, 0, 0, 1,
+    2, 2, 3, 2, 2, 3, 0, 0, 1, 2, 2, 3,
 };
 
 template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tensormap_replace_dim_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(addr), "n"(PtxgenOrd), "r"(new_val), "C"(detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "n"(PtxgenOrd), "r"(new_val), "C"(detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 2) asm volatile("%3 " "[%0], %1, %2;" :  : "l"(addr), "n"(PtxgenOrd), "l"(new_val), "C"(detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 3) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "n"(PtxgenOrd), "l"(new_val), "C"(detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>::c) : "memory");
+    tensormap_asm0<tensormap_replace_dim_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_dim_forms0_immediates, 0, PtxgenOrd>>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_replace_code_forms0: the opcode of each form, in the order of tensormap_replace_code_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tensormap_asm1 it takes.
 inline constexpr const char* tensormap_replace_code_forms0_opcode[] = {
     "tensormap.replace.tile.elemtype.b1024.b32", "tensormap.replace.tile.elemtype.global.b1024.b32", "tensormap.replace.tile.elemtype.shared::cta.b1024.b32", "tensormap.replace.tile.interleave_layout.b1024.b32",
     "tensormap.replace.tile.interleave_layout.global.b1024.b32", "tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32", "tensormap.replace.tile.swizzle_mode.b1024.b32", "tensormap.replace.tile.swizzle_mode.global.b1024.b32",
     "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.global.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.shared::cta.b1024.b32",
     "tensormap.replace.tile.fill_mode.b1024.b32", "tensormap.replace.tile.fill_mode.global.b1024.b32", "tensormap.replace.tile.fill_mode.shared::cta.b1024.b32",
+};
+inline constexpr const char* tensormap_replace_code_forms0_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tensormap_replace_code_forms0_statement[] = {
     0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1,
@@ -75,18 +105,19 @@ inline constexpr unsigned short tensormap_replace_code_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tensormap_replace_code_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%2 " "[%0], %1;" :  : "l"(addr), "n"(PtxgenNewValImm), "C"(detail::opcode_text<tensormap_replace_code_forms0_opcode, PtxgenF>::c) : "memory");
-    else if constexpr (ptxgen_k == 1) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "n"(PtxgenNewValImm), "C"(detail::opcode_text<tensormap_replace_code_forms0_opcode, PtxgenF>::c) : "memory");
+    tensormap_asm1<tensormap_replace_code_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_code_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_code_forms0_immediates, 0, PtxgenNewValImm>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, and
-// the asm statement it takes.
+// the asm statement of tensormap_asm2 it takes.
 inline constexpr const char* tensormap_cp_fenceproxy_forms0_opcode[] = {
     "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cluster.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.sys.sync.aligned",
+};
+inline constexpr const char* tensormap_cp_fenceproxy_forms0_immediates[] = {
+    ", %0",
 };
 inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
     0, 0, 0, 0,
@@ -95,8 +126,7 @@ inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    constexpr int ptxgen_k = tensormap_cp_fenceproxy_forms0_statement[PtxgenF];
-    if constexpr (ptxgen_k == 0) asm volatile("%3 " "[%0], [%1], %2;" :  : "l"(dst), "r"(src.value), "n"(PtxgenSize), "C"(detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>::c) : "memory");
+    tensormap_asm2<tensormap_cp_fenceproxy_forms0_statement[PtxgenF], detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_cp_fenceproxy_forms0_immediates, 0, PtxgenSize>>(dst, src);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

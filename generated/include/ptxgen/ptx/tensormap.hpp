@@ -137,6 +137,9 @@ PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val([[maybe_unused]] tensorm
     return -1;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
     return v >= 0 && v <= 4;
     return false;
@@ -171,6 +174,7 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tenso
     return v == 128;
     return false;
 }
+#endif
 
 }  // namespace detail
 

@@ -138,26 +138,6 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_count_d([[maybe_unused]] int n, [[maybe
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
-    return v == -1 || v == 1;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
-    return v == -1 || v == 1;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
-    return v == 0 || v == 1;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
-    return v == 0 || v == 1;
-    return false;
-}
-
 PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_derive_k([[maybe_unused]] wgmma_mma_async_sp_atype atype) {
     if ((atype == wgmma_mma_async_sp_atype::f16)) return 32;
     if ((atype == wgmma_mma_async_sp_atype::bf16)) return 32;
@@ -193,6 +173,29 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d([[maybe_unused]] int n, [[ma
         return n / 2;
     }
     return 0;
+}
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+    return v == -1 || v == 1;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+    return v == -1 || v == 1;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+    return v == 0 || v == 1;
+    return false;
+}
+
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+    return v == 0 || v == 1;
+    return false;
 }
 
 PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
@@ -289,6 +292,7 @@ struct wgmma_mma_async_sp_a_regs_length {
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_regs: the array has PtxgenGiven elements where this form needs PtxgenNeeded (A fragment in registers; 4 registers)");
     static constexpr bool ok = true;
 };
+#endif
 
 }  // namespace detail
 
