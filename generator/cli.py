@@ -498,14 +498,15 @@ def _pipeline(args: Any) -> int:
         if args.command == "validate":
             docs = pipeline.load_documents(spec)
             names = sorted(d.rel for d in docs)
-            model = pipeline.model_of(docs, view)
+            # the model only for a view (validation has built and checked the whole spec's)
+            model = pipeline.model_of(docs, view) if view else None
             if args.json:
                 print(json.dumps({"ok": True, "files": names}
                                  | ({"ptx_isa": view, "view_files": list(model.spec_files)}
-                                    if view else {}), indent=2))
+                                    if model else {}), indent=2))
             else:
                 print(f"{spec.as_posix()}: {len(names)} spec files valid" +
-                      (f"; the PTX ISA {view} view has {_summary(model)}" if view else ""))
+                      (f"; the PTX ISA {view} view has {_summary(model)}" if model else ""))
             return EXIT_OK
         out = _out_dir(args, spec)
         if args.command == "generate":
