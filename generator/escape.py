@@ -10,6 +10,7 @@ spec text raw. Each function documents the invariant the tests check.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from ptxgen.names import identifier_problem
 
@@ -33,6 +34,7 @@ def _hex_controls(text: str) -> str:
 
 # -- identifiers -------------------------------------------------------------
 
+@cache  # pure; ~40,000 calls for ~2,000 names per generate
 def ident(name: str) -> str:
     """A name that reaches code. Validation already refused bad ones; this
     is the last line of defence so that no emitter can produce code that
@@ -52,6 +54,7 @@ def ident_part(text: str) -> str:
 
 # -- Python ------------------------------------------------------------------
 
+@cache  # pure; ~25,000 calls for ~4,000 strings per generate
 def py_str(text: str) -> str:
     """A Python string literal whose value is exactly ``text``."""
     if _PY_PLAIN.fullmatch(text):  # the common case: nothing to escape
@@ -165,6 +168,7 @@ def cpp_message(text: str) -> str:
     return cpp_str(text.replace("`", ""))
 
 
+@cache  # pure; ~28,000 calls for ~9,000 strings per generate
 def cpp_str(text: str) -> str:
     """A narrow C++ string literal whose bytes are the UTF-8 of ``text``.
 

@@ -88,16 +88,21 @@ class Document:
     def schema_path(self) -> Path | None:
         """The JSON Schema the file's ``yaml-language-server`` modeline names (the file
         says what kind of spec file it is), or None without a modeline."""
-        m = _MODELINE.search(self.text)
-        if not m:
-            return None
-        return (self.path.parent / m.group(1)).resolve()
+        return schema_path_of(self.path, self.text)
 
     @property
     def schema_name(self) -> str:
         """The file name of :attr:`schema_path` (``descriptor.schema.json``), or ''."""
         path = self.schema_path
         return path.name if path else ""
+
+
+def schema_path_of(path: Path, text: str) -> Path | None:
+    """The JSON Schema that the modeline of the spec file ``path`` with ``text`` names."""
+    m = _MODELINE.search(text)
+    if not m:
+        return None
+    return (path.parent / m.group(1)).resolve()
 
 
 _PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
@@ -315,7 +320,8 @@ def decode_text(data: bytes, display: str) -> str:
                                     "files are UTF-8 text")]) from None
 
 
-def load_file(path: Path, display: str | None = None, rel: str | None = None) -> Document:
+def read_file(path: Path, display: str | None = None) -> str:
+    """The text of the spec file ``path`` (size limit and UTF-8 checked; SpecError)."""
     shown = display or str(path)
     try:
         size = path.stat().st_size
@@ -326,7 +332,12 @@ def load_file(path: Path, display: str | None = None, rel: str | None = None) ->
     except OSError as exc:
         raise SpecError([Diagnostic(shown, 1, 1,
                                     f"cannot read: {exc.strerror or exc}")]) from None
-    return load_text(decode_text(data, shown), shown, path, rel)
+    return decode_text(data, shown)
+
+
+def load_file(path: Path, display: str | None = None, rel: str | None = None) -> Document:
+    shown = display or str(path)
+    return load_text(read_file(path, shown), shown, path, rel)
 
 
 def load_spec_dir(spec_dir: Path) -> list[Document]:
@@ -340,10 +351,20 @@ def load_spec_dir(spec_dir: Path) -> list[Document]:
     return docs
 
 
-def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnostic]]:
-    """Like :func:`load_spec_dir`, but returns the files that did load together
-    with the problems of those that did not, so later stages can still check them."""
-    docs: list[Document] = []
+@dataclass(frozen=True)
+class SpecText:
+    """One spec file as read, before parsing: where it is and its text."""
+
+    path: Path
+    display: str
+    rel: str
+    text: str
+
+
+def read_spec_dir(spec_dir: Path) -> tuple[list[SpecText], list[Diagnostic]]:
+    """The text of every ``*.yaml`` below ``spec_dir`` (schema folder excluded), sorted,
+    with the problems of the files that cannot be read."""
+    texts: list[SpecText] = []
     errors: list[Diagnostic] = []
     if not spec_dir.is_dir():
         raise SpecError([Diagnostic(str(spec_dir), 1, 1, "spec folder not found")])
@@ -362,11 +383,32 @@ def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnost
             errors.append(Diagnostic(_display(p), 1, 1, "not a regular file"))
             continue
         rel = "spec/" + p.relative_to(spec_dir).as_posix()
+        shown = _display(p)
         try:
-            docs.append(load_file(p, _display(p), rel))
+            texts.append(SpecText(p, shown, rel, read_file(p, shown)))
+        except SpecError as exc:
+            errors.extend(exc.diagnostics)
+    return texts, errors
+
+
+def parse_texts(texts: list[SpecText]) -> tuple[list[Document], list[Diagnostic]]:
+    """The documents of the files that parse, with the problems of those that do not."""
+    docs: list[Document] = []
+    errors: list[Diagnostic] = []
+    for t in texts:
+        try:
+            docs.append(load_text(t.text, t.display, t.path, t.rel))
         except SpecError as exc:
             errors.extend(exc.diagnostics)
     return docs, errors
+
+
+def load_spec_dir_partial(spec_dir: Path) -> tuple[list[Document], list[Diagnostic]]:
+    """Like :func:`load_spec_dir`, but returns the files that did load together
+    with the problems of those that did not, so later stages can still check them."""
+    texts, errors = read_spec_dir(spec_dir)
+    docs, more = parse_texts(texts)
+    return docs, errors + more
 
 
 def _display(p: Path) -> str:

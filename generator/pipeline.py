@@ -9,35 +9,92 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptxgen import manifest, validate
+from ptxgen import cache, manifest, validate
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
-from ptxgen.load import Document, load_spec_dir_partial
+from ptxgen.load import Document, SourceMap, parse_texts, read_spec_dir, schema_path_of
 from ptxgen.model import Spec, build_model, versions
 from ptxgen.model.checks import check_model
 from ptxgen.model.selection import with_selection
+from ptxgen.validate import schema
 from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
-def load_documents(spec_dir: Path) -> list[Document]:
-    """Load and validate ``spec_dir``; raise SpecError with every problem found."""
-    docs, errors = load_spec_dir_partial(spec_dir)
+def load_documents(spec_dir: Path, *, use_cache: bool = True) -> list[Document]:
+    """Load and validate ``spec_dir``; raise SpecError with every problem found.
+
+    A folder that validated before with the same files, schemas and generator comes
+    from the per-user cache (:mod:`ptxgen.cache`, keyed by all of them) without being
+    parsed or checked again; ``use_cache=False`` (and ``PTXGEN_NO_CACHE=1``) always
+    parses and checks, and stores nothing.
+    """
+    texts, errors = read_spec_dir(spec_dir)
+    key = _cache_key([(str(t.path), t.display, t.rel, t.text) for t in texts],
+                     [t.path for t in texts], [t.text for t in texts]
+                     ) if use_cache and not errors else None
+    if key is not None:
+        docs = _from_cache(cache.get(SPEC_CACHE, key))
+        if docs is not None:
+            return docs
+    docs, more = parse_texts(texts)
+    errors.extend(more)
+    checks_before = schema.jsonschema_checks
     validated = validate.check(docs)
     errors.extend(validated.errors)
     errors.extend(check_model(validated))
     if errors:
         raise SpecError(errors)
+    if key is not None and schema.jsonschema_checks == checks_before:
+        # the key of what was loaded (the files may have changed since they were read)
+        stored = _cache_key([(str(d.path), d.display, d.rel, d.text) for d in docs],
+                            [d.path for d in docs], [d.text for d in docs])
+        if stored == key:
+            cache.put(SPEC_CACHE, key, [(str(d.path), d.display, d.rel, d.data, d.source.file,
+                                         d.source.values, d.source.keys, d.text)
+                                        for d in docs])
     return docs
 
 
-def load_model(spec_dir: Path, ptx_isa: str | None = None) -> Spec:
+SPEC_CACHE = "specs"
+
+
+def _cache_key(files: list[tuple[str, ...]], paths: list[Path], texts: list[str]
+               ) -> str | None:
+    """The cache key of spec files, with the bytes of the schemas their modelines name;
+    None when a schema cannot be read (validation will say why)."""
+    schemas: dict[str, bytes] = {}
+    for path, text in zip(paths, texts, strict=True):
+        found = schema_path_of(path, text)
+        if found is None:
+            return None
+        name = str(found)
+        if name not in schemas:
+            try:
+                schemas[name] = found.read_bytes()
+            except OSError:
+                return None
+    return cache.key(files, sorted(schemas.items()))
+
+
+def _from_cache(entry: object) -> list[Document] | None:
+    """The documents of a cache entry, or None when it is not one."""
+    if not isinstance(entry, list):
+        return None
+    try:
+        return [Document(Path(path), display, rel, data, SourceMap(file, values, keys), text)
+                for path, display, rel, data, file, values, keys, text in entry]
+    except (TypeError, ValueError):
+        return None
+
+
+def load_model(spec_dir: Path, ptx_isa: str | None = None, *, use_cache: bool = True) -> Spec:
     """Load and validate ``spec_dir``; raise SpecError with every problem found.
 
     With ``ptx_isa``, the model of the spec as of that PTX ISA version (see
     :mod:`ptxgen.model.versions`; :class:`ptxgen.model.versions.ViewError` for a
-    version the spec does not list).
+    version the spec does not list). ``use_cache``: see :func:`load_documents`.
     """
-    return model_of(load_documents(spec_dir), ptx_isa)
+    return model_of(load_documents(spec_dir, use_cache=use_cache), ptx_isa)
 
 
 def model_of(docs: list[Document], ptx_isa: str | None = None) -> Spec:

@@ -9,13 +9,44 @@ them before any model exists; the model builds on them.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 NONE = "none"
 TRUE = "true"
 FALSE = "false"
+
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):  # named after functools.cached_property
+    """:func:`functools.cached_property` without its lock: Python 3.11's takes an RLock on
+    every first access (about 0.7 us of 1.2 us), ~50,000 times per ``ptxgen generate``.
+    The value is computed on first access and stored in the instance's ``__dict__``
+    (frozen dataclasses too), where later reads find it without calling this. The model
+    is built and read by one thread; two threads racing would compute the same value."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.attrname = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> cached_property[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
 
 
 def norm(value: object) -> str:

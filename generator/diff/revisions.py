@@ -111,7 +111,8 @@ def load_revision(spec_root: Path, *, label: str, type_: str, spec_dir: str,
     from ptxgen.pipeline import load_model
 
     try:
-        spec = load_model(spec_root)
+        # a git revision is extracted to a new temporary folder every time: not cached
+        spec = load_model(spec_root, use_cache=type_ != "git")
     except SpecError as exc:
         if type_ != "git":
             raise

@@ -11,12 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ptxgen.model.instructions import InstructionSet
 from ptxgen.names import camel, member_identifiers
-from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind, vkey
+from ptxgen.spec_util import (
+    cached_property,
+    entry_kind,
+    parse_bits,
+    value_sets_for_kind,
+    vkey,
+)
 
 if TYPE_CHECKING:
     from ptxgen.load import Document

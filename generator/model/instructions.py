@@ -23,7 +23,6 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from operator import itemgetter
 from typing import Any
 
@@ -31,7 +30,7 @@ from ptxgen.model.targets import Targets, build_targets, memoized
 from ptxgen.spec_util import FALSE as FALSE
 from ptxgen.spec_util import NONE as NONE
 from ptxgen.spec_util import TRUE as TRUE
-from ptxgen.spec_util import condition_values, range_values
+from ptxgen.spec_util import cached_property, condition_values, range_values
 from ptxgen.spec_util import norm as norm
 from ptxgen.spec_util import vkey as vkey
 
@@ -540,7 +539,7 @@ class Form:
         memo: dict[tuple[Any, ...], Support] = ins.__dict__.setdefault("_support_memo", {})
         hit = memo.get(key)
         if hit is None:
-            hit = memo[key] = ins.support(self.params)
+            hit = memo[key] = ins.support(self.params, combination=self.combination)
         return hit
 
     def support_for(self, toolkit: str | None) -> Support:
@@ -844,9 +843,11 @@ class Instruction:
         return {k: tuple(v) for k, v in out.items()}
 
     # -- support --------------------------------------------------------------
-    def support(self, form: Mapping[str, str], toolkit: str | None = None) -> Support:
+    def support(self, form: Mapping[str, str], toolkit: str | None = None, *,
+                combination: Combination | bool | None = True) -> Support:
         """Where the form is supported: by the ISA, or (``toolkit``) by that toolkit's
-        ptxas, which also applies the deviations recorded for it."""
+        ptxas, which also applies the deviations recorded for it. ``combination``: the
+        form's combination when the caller knows it (True: found here)."""
         assert self.targets is not None
         allowed = frozenset(self.targets.names)
         since: str | None = None
@@ -856,8 +857,9 @@ class Instruction:
             mine = [d for d in self.deviations if toolkit in d.toolkits]
             dropped = {r for d in mine if d.when(form) for r in d.replaces}
             gates = [g for g in gates if g.id not in dropped] + mine
-        comb = self.combination_of(form) if self.combinations else None
-        if comb is not None and comb.gate is not None:
+        comb = (None if not self.combinations else self.combination_of(form)
+                if combination is True else combination)
+        if isinstance(comb, Combination) and comb.gate is not None:
             gates.insert(0, comb.gate)
         for g in gates:
             if not g.when(form):

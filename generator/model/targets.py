@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from ptxgen.spec_util import parse_target, selector_problem, vkey
+from ptxgen.spec_util import cached_property, parse_target, selector_problem, vkey
 
 
 @dataclass(frozen=True)

@@ -183,12 +183,19 @@ def check_schema(doc: Document) -> list[Diagnostic]:
                                               f"{type(exc).__name__}: {exc}"[:300])]
 
 
+#: How many documents jsonschema checked in this process (the fast check did not pass
+#: them): a verdict it took part in is not cached (:mod:`ptxgen.cache`).
+jsonschema_checks = 0
+
+
 def _check(doc: Document, schema_path: Path) -> list[Diagnostic]:
     """check_schema's work: the fast yes/no check, then jsonschema for the reasons. Runs
     under the time limit; every exception is check_schema's to report."""
     fast = _fast_check(str(schema_path))
     if fast is not None and isinstance(doc.data, dict) and fast(doc.data):
         return []  # valid: jsonschema is only needed to say why a document is not
+    global jsonschema_checks
+    jsonschema_checks += 1
     validator = _validator(str(schema_path))
     if not isinstance(doc.data, dict):
         what = {list: "a list", str: "a single value", int: "a single value",
