@@ -230,11 +230,11 @@ template <long long PtxgenV>
 inline constexpr imm_t<PtxgenV> imm{};
 
 /// Several compile-time immediates written as one vector operand: imms<0, 1>.
-template <int... PtxgenV>
+template <long long... PtxgenV>
 struct imms_t {
     static constexpr int values[] = {PtxgenV...};
 };
-template <int... PtxgenV>
+template <long long... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
 /// A 32-bit address in the shared state space (.shared / .shared::cta / .shared::cluster):
@@ -416,7 +416,7 @@ PTXGEN_PTX_CONSTEXPR long long form_digit(long long number, long long radix,
 }
 
 /// The position of v among PtxgenV... (-1 if absent): a numeric qualifier's digit.
-template <int... PtxgenV>
+template <long long... PtxgenV>
 PTXGEN_PTX_CONSTEXPR long long index_of(int v) noexcept {
     long long i = 0, r = -1;
     ((PtxgenV == v ? (r = i, 0) : 0, ++i), ...);
@@ -476,7 +476,7 @@ struct text_buffer {
     char c[256];
     int n;
 };
-template <int... PtxgenV>
+template <long long... PtxgenV>
 PTXGEN_PTX_CONSTEXPR text_buffer format_immediates(const char* fmt) noexcept {
     text_buffer b{};
     const long long v[] = {PtxgenV..., 0};
@@ -511,11 +511,11 @@ struct buffer_text<PtxgenB, std::integer_sequence<int, PtxgenC...>> {
 /// Format PtxgenI of a table with the immediates PtxgenV... spliced in (c): a "C"
 /// operand that carries a form's immediate operands, so that forms which differ in their
 /// immediates share the asm statement.
-template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenV>
+template <const auto& PtxgenTable, long long PtxgenI, long long... PtxgenV>
 struct immediate_buffer {
     static constexpr text_buffer b = format_immediates<PtxgenV...>(PtxgenTable[PtxgenI]);
 };
-template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenV>
+template <const auto& PtxgenTable, long long PtxgenI, long long... PtxgenV>
 struct immediate_text : buffer_text<immediate_buffer<PtxgenTable, PtxgenI, PtxgenV...>::b> {};
 /// No text: the "C" operand of an immediate slot that a form does not have.
 struct no_text {
