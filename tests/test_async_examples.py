@@ -21,7 +21,13 @@ text through a "C" operand, for which nvcc writes a `mov.u32 %r, 0` that nothing
 (and may copy a zero it shares with the kernel), and ptxas drops them all. That the
 machine code is the hand-written version's is checked on the SASS itself: the same
 number of instructions (HAND_WRITTEN_SASS, from the same hand-written sources compiled
-with `-cubin` and counted with `nvdisasm -c`; 13,832 and 2,872).
+with `-cubin` and counted with `nvdisasm -c`; 13,832 and 2,784).
+
+The sparse GEMM computes its wgmma descriptors with the generated WgmmaDesc, whose code is
+not what is compared here: since descriptor start addresses are masked rather than range
+checked (a07b50e), the hand-written gemm_sp.cu of dbb66ac compiled against the generated
+headers of that commit has 1,632 instructions without moves (1,696 before) and 2,784 in
+its SASS (2,872 before), and those are its counts below.
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ HAND_WRITTEN: dict[str, dict[str, int]] = {
         "wgmma.wait_group.sync.aligned": 28,
     },
     "sparse_gemm/gemm_sp.cu": {
-        "total": 1696,
+        "total": 1632,
         "%cluster_ctarank": 2,
         "barrier.cluster.arrive.release.aligned": 4,
         "barrier.cluster.wait.acquire.aligned": 4,
@@ -153,7 +159,7 @@ def test_instruction_mix_is_the_hand_written_versions(example: str, tmp_path: Pa
 
 # SASS instructions of the hand-written versions: nvcc 13.0 -std=c++17 -O3 -arch=sm_90a
 # -cubin of the dbb66ac sources (see the module docstring), counted by nvdisasm 13.5 -c.
-HAND_WRITTEN_SASS = {"wgmma_gemm/gemm.cu": 13832, "sparse_gemm/gemm_sp.cu": 2872}
+HAND_WRITTEN_SASS = {"wgmma_gemm/gemm.cu": 13832, "sparse_gemm/gemm_sp.cu": 2784}
 
 
 @pytest.mark.parametrize("example", sorted(HAND_WRITTEN_SASS))

@@ -6,7 +6,7 @@ generated WgmmaDesc refused them (encode() trapped), and the 2-CTA sparse GEMM o
 examples/sparse_gemm stopped with "unspecified launch failure"
 (tests/gpu/test_async.py::test_cluster_shared_address_in_a_descriptor measures the
 addresses; tests/gpu/test_gemm_sp.py runs the GEMM). The oracle here is the seeds' formula,
-read from the seeds themselves: the Python classes and the host C++ (g++) encode an address
+read from the seeds themselves (tests/seeds): the Python classes and the host C++ (g++) encode an address
 with high bits as the formula does, and still refuse a misaligned one; the offsets, which
 are not addresses, keep their range."""
 
@@ -23,7 +23,7 @@ from ptxgen.isa import DescriptorError
 from ptxgen.isa.smem_desc import SmemDesc, SmemDescSm107
 from ptxgen.isa.wgmma_desc import WgmmaDesc
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).parent / "seeds"
 # cluster-like addresses: rank bits above the 18-bit window, low bits 16-byte aligned
 ADDRESSES = [0x0100_3F0F0, 0x0200_0400, 0xFFFF_FFF0, 0x0004_0000]
 

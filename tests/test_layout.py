@@ -21,7 +21,7 @@ PACKAGE = ROOT / "generator"
 # modules); every module of the package must be in exactly one stage.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "names", "escape", "spec_util")),
-    ("load", ("load",)),
+    ("load", ("load", "cache")),
     ("validate", ("validate",)),
     ("model", ("model",)),
     ("emit", ("emit",)),
