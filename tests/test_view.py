@@ -101,6 +101,31 @@ def test_qualifier_values_of_later_versions_are_absent() -> None:
     assert "tcgen05_mma" not in ids and "wgmma_mma_async" not in ids
 
 
+def test_value_gates_keep_only_the_targets_of_their_version() -> None:
+    """tensormap.replace's elemtype-13 value gate (PTX ISA 8.7, sm_100f / sm_101f / sm_120f,
+    family targets that come at 8.8) is absent at 8.6 and, at 8.7, on exactly the whole
+    spec's gate targets that exist then; swizzle-mode-4 (8.8) only comes at 8.8."""
+    full = whole().instructions
+    assert full is not None
+
+    def gates(iset: object) -> dict[str, frozenset[str] | None]:
+        ins = iset.get("tensormap_replace")  # type: ignore[attr-defined]
+        return {vg.gate.id: vg.gate.targets for o in ins.operands for vg in o.value_gates}
+
+    whole_gates = gates(full)
+    assert set(whole_gates) == {"elemtype-13", "swizzle-mode-4"}
+    assert gates(view("8.6").instructions) == {}
+    at_87 = gates(view("8.7").instructions)
+    assert set(at_87) == {"elemtype-13"}
+    existing = {t.name for t in full.targets.targets if t.exists_at("8.7")}
+    want = (whole_gates["elemtype-13"] or frozenset()) & existing
+    assert at_87["elemtype-13"] == want
+    assert "sm_100a" in want and "sm_90a" not in want and "sm_100f" not in existing
+    at_88 = gates(view("8.8").instructions)
+    assert set(at_88) == {"elemtype-13", "swizzle-mode-4"}
+    assert "sm_100f" in (at_88["elemtype-13"] or ())
+
+
 def test_the_view_answers_as_support_does() -> None:
     """A form is in the view exactly when `ptxgen support --ptx-isa` lists a target."""
     full = whole().instructions

@@ -57,6 +57,7 @@ from ptxgen.model.instructions import (
     InstructionSet,
     Matcher,
     Support,
+    ValueGate,
     build_instruction,
     build_instruction_set,
     norm,
@@ -603,6 +604,22 @@ class _InstructionView:
                 self._value_spec(path + ("immediate_deviations", j, "values"), d["values"])
             for j, e in enumerate(raw.get("elements", ())):
                 self._value_spec(path + ("elements", j, "values"), e["values"])
+            self._value_gates(path, o.value_gates, raw.get("value_gates", ()))
+
+    def _value_gates(self, path: Path_, gates: Sequence[ValueGate],
+                     raw: Sequence[Mapping[str, Any]]) -> None:
+        """An operand's value gates as of the version, as the instruction's gates: one
+        that needs a later version, or whose targets do not exist yet, goes; the others
+        keep the targets that exist then, written with the view's selectors."""
+        for j, vg in enumerate(gates):
+            pg = path + ("value_gates", j)
+            g = vg.gate
+            if (self._why_excluded(g.since, g.targets) is not None
+                    or not self._condition(pg + ("when",), raw[j].get("when"))):
+                self.edit.drop(pg)
+                continue
+            self._retarget(pg, g.selectors, g.targets)
+            self._value_spec(pg + ("values",), raw[j]["values"])
 
     def _combinations(self) -> None:
         for k, c in enumerate(self.ins.combinations):
