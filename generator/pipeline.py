@@ -61,11 +61,12 @@ SPEC_CACHE = "specs"
 def _cache_key(files: list[tuple[str, ...]], paths: list[Path], texts: list[str]
                ) -> str | None:
     """The cache key of spec files, with the bytes of the schemas their modelines name;
-    None when a schema cannot be read (validation will say why)."""
+    None when a modeline names no schema file that validation would read (it says why: a
+    device such as /dev/zero is never read here) or a schema cannot be read."""
     schemas: dict[str, bytes] = {}
     for path, text in zip(paths, texts, strict=True):
         found = schema_path_of(path, text)
-        if found is None:
+        if found is None or not found.name.endswith(".schema.json") or not found.is_file():
             return None
         name = str(found)
         if name not in schemas:
