@@ -170,13 +170,14 @@ def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
 
 #: Helper families of an instruction in namespace ptxgen::ptx::detail (the C++ emitter,
 #: generator/emit/cpp/wrappers.py): ``<id>_count_<operand>``, ``<id>_type_<operand>``,
-#: ``<id>_ok_<operand>[_<element>]``, ``<id>_derive_<qualifier>``.
-INSTRUCTION_HELPER_WORDS = ("count", "type", "ok", "derive")
+#: ``<id>_ok_<operand>[_<element>]``, ``<id>_derive_<qualifier>``, ``<id>_gate_of_<operand>``
+#: (the value gates of an immediate operand).
+INSTRUCTION_HELPER_WORDS = ("count", "type", "ok", "derive", "gate")
 
 
 def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
                             operands: Sequence[str], wrappers: Sequence[str],
-                            overloads: Sequence[str] = ("",)
+                            overloads: Sequence[str] = ("",), file_stem: str | None = None
                             ) -> list[tuple[str, str, bool, str]]:
     """The identifiers generated for one instruction, as (language, name, prefix, what):
     ``prefix`` means a family of names that start with ``name``. Instruction ids and
@@ -185,7 +186,10 @@ def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
     wrapper's overloads by operand choice (``_regs``, ``_tmem``: the concatenated
     ``suffix`` of one alternative per choice operand). ``mma`` with a qualifier
     ``sp_shape`` and ``mma_sp`` with a qualifier ``shape`` would both make
-    ``enum class mma_sp_shape`` (:func:`identifier_clashes`).
+    ``enum class mma_sp_shape`` (:func:`identifier_clashes`). ``file_stem``: the name of
+    the instruction's spec file (without ``.yaml``), given for the first instruction of
+    each file only: the file's forms share the asm statement functions
+    ``<file_stem>_asm<N>`` of namespace ptxgen::ptx::detail.
     tests/test_reserved_names.py checks this list against the rendered header."""
     out = [("python", ins_id, False, "its builder function")]
     out += [("c++", f"{ins_id}_{q}", False, f"the enum of its qualifier {q}")
@@ -204,6 +208,9 @@ def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
         out += [("c++", f"{w}_forms", True, f"the form tables {w}_forms<N> of its wrapper"),
                 ("c++", f"ptxgen_unsupported_target_{w}_is_only_on_", True,
                  f"the unsupported-target functions of its wrapper {w}")]
+    if file_stem is not None:
+        out.append(("c++", f"{file_stem}_asm", True,
+                    f"the shared asm statement functions {file_stem}_asm<N> of its file"))
     return out
 
 

@@ -144,9 +144,9 @@ def _is_generated(role: str, name: str, lang: str) -> bool:
         return name in _module_names(_py("python/ptx.py"))
     if role == "instruction":
         return bool(re.search(rf"\b{name}\b", _cpp("include/ptxgen/ptx/target.hpp")))
-    if role == "operand" and lang == "python":
+    if role == "operand" and lang == "python":  # the builders: not ptxgen's own functions
         builders = [n for n in _py("python/ptx.py").body if isinstance(n, ast.FunctionDef)
-                    and n.args.kwonlyargs]
+                    and n.args.kwonlyargs and n.name not in RESERVED["instruction"]]
         return all(any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(b))
                    for b in builders)
     # the parameter lists of the wrappers (a parameter is in scope in the later ones)
@@ -324,17 +324,9 @@ def test_the_emitters_assert_against_the_same_table() -> None:
 
 def _instruction_names() -> dict[str, list[tuple[str, str, bool, str]]]:
     from ptxgen.isa import ptx
-    from ptxgen.model.checks import overload_suffixes
-    from ptxgen.names import instruction_identifiers
+    from ptxgen.model.checks import instruction_identifier_lists
 
-    out = {}
-    for ins in ptx.instruction_set().instructions:
-        ops = [o.name for o in ins.operands] + [a.name for o in ins.operands for a in o.choice]
-        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
-        out[ins.id] = instruction_identifiers(ins.id, enums, list(dict.fromkeys(ops)),
-                                              [w.name for w in ins.wrappers],
-                                              overload_suffixes(ins))
-    return out
+    return dict(instruction_identifier_lists(ptx.instruction_set().instructions))
 
 
 def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
@@ -369,6 +361,10 @@ def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
     checks = {n for ns in names.values() for lang, n, prefix, what in ns
               if "a check of" in what}
     assert checks & idents  # the operand checks are rendered (for the vector operands)
+    asms = {n for ns in names.values() for _, n, _, what in ns if "shared asm" in what}
+    assert {"cp_async_asm", "cp_async_bulk_tensor_asm"} <= asms
+    assert all(any(i.startswith(n) for i in idents) for n in asms
+               if n in ("cp_async_asm", "cp_async_bulk_tensor_asm")), asms
 
 
 @pytest.mark.parametrize(("old", "new", "clash"), [
@@ -382,6 +378,10 @@ def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
     # the other way round: ldmatrix_type_* helpers of an id 'ldmatrix' vs an id with them
     ("    id: wgmma_commit_group", "    id: ldmatrix_type_x",
      "of 'ldmatrix'"),
+    # an id like a file's shared asm statement functions (ldmatrix.yaml: ldmatrix_asm0)
+    ("    id: wgmma_commit_group", "    id: ldmatrix_asm0",
+     "clashes with ldmatrix_asm* (the shared asm statement functions ldmatrix_asm<N> of "
+     "its file) of 'ldmatrix'"),
 ])
 def test_validate_refuses_instruction_ids_whose_generated_names_clash(
         spec_copy: Path, old: str, new: str, clash: str) -> None:

@@ -23,7 +23,8 @@ every validation error. Runs on what validation passed (:class:`ptxgen.validate.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
 from ptxgen.errors import Diagnostic
@@ -106,18 +107,32 @@ def overload_suffixes(ins: Instruction) -> list[str]:
     return ["".join(c) for c in itertools.product(*choices)]
 
 
+def instruction_identifier_lists(instructions: Sequence[Instruction]
+                                 ) -> list[tuple[str, list[tuple[str, str, bool, str]]]]:
+    """(id, :func:`ptxgen.names.instruction_identifiers`) of each instruction, in order;
+    the first instruction of each spec file also owns the file's shared asm statement
+    functions (``<file stem>_asm<N>``)."""
+    owners = []
+    stems: set[str] = set()
+    for ins in instructions:
+        operands = [o.name for o in ins.operands] + [a.name for o in ins.operands
+                                                     for a in o.choice]
+        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
+        stem = PurePosixPath(ins.spec_file).name.removesuffix(".yaml") or None
+        first = stem is not None and stem not in stems
+        if stem is not None:
+            stems.add(stem)
+        owners.append((ins.id, instruction_identifiers(
+            ins.id, enums, list(dict.fromkeys(operands)), [w.name for w in ins.wrappers],
+            overload_suffixes(ins), stem if first else None)))
+    return owners
+
+
 def _identifier_clashes(built: list[tuple[Document, Path_, Instruction]]
                         ) -> list[Diagnostic]:
     """Two instructions (or one with itself) whose generated names clash, at the later
     instruction's id (:func:`ptxgen.names.identifier_clashes`)."""
-    owners = []
-    for _, _, ins in built:
-        operands = [o.name for o in ins.operands] + [a.name for o in ins.operands
-                                                     for a in o.choice]
-        enums = [q.name for q in ins.qualifiers if not q.flag and not q.numeric]
-        owners.append((ins.id, instruction_identifiers(
-            ins.id, enums, list(dict.fromkeys(operands)), [w.name for w in ins.wrappers],
-            overload_suffixes(ins))))
+    owners = instruction_identifier_lists([ins for _, _, ins in built])
     out = []
     for k, j, message in identifier_clashes(owners):
         doc, base, _ = built[k]

@@ -572,7 +572,7 @@ class _Wrapper:
                         {_values_key(g.operands, u.name) for g in forms}))
             elif u.kind == "immediates":
                 tps = [tparam(f"{u.name}_{e}") for e, _ in op.elements]
-                imm_params += [f"int {t}" for t in tps]
+                imm_params += [f"long long {t}" for t in tps]  # as imms_t
                 params.append(f"imms_t<{', '.join(tps)}> {pname}")
                 for (e, vals), tp in zip(op.elements, tps, strict=True):
                     asserts.append(self.immediate_assert(op.name, e, vals, tp))
@@ -963,13 +963,13 @@ class _Wrapper:
         texts, pred, out_s, in_s, post, count = hit[1]
         union = self.helpers.slots()
         runs: dict[int, list[tuple[str, str]]] = {}  # slot: (separator, text) of immediates
-        rt: list[tuple[str, str]] = []  # (separator, text) of the other operands
+        rt: list[tuple[str, str, bool]] = []  # (separator, text, in_tensor): the others
         for i, (u, t) in enumerate(zip(uses, texts, strict=True)):
             sep = ("|" if u.joined else ", ") if i else ""
             if u.kind in ("immediate", "immediates"):
                 runs.setdefault(len(rt), []).append((sep, t))
             else:
-                rt.append((sep, t))
+                rt.append((sep, t, u.in_tensor))
         slots = [k for k in union if k <= len(rt)] if texts else []
         formats = []
         for k in union:
@@ -980,10 +980,14 @@ class _Wrapper:
             else:
                 formats.append("".join(a + b for a, b in run))
         body = ""
-        for j, (sep, t) in enumerate(rt):
+        for j, (sep, t, in_tensor) in enumerate(rt):
             if j in slots:
                 body += f"%{count + 1 + slots.index(j)}"
-            body += (sep if j else "") + t
+            if in_tensor:  # inside the tensor operand before it, after the map (as
+                at = body.rindex(", {")  # join_operands writes it: [map, gaddr, {x, y}])
+                body = f"{body[:at]}, {t}{body[at:]}"
+            else:
+                body += (sep if j else "") + t
         if len(rt) in slots:
             body += f"%{count + 1 + slots.index(len(rt))}"
         head = escape.cpp_str(f"%{count}" + (" " if texts else ""))

@@ -125,11 +125,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm7(PtxgenA0 dst_mem, PtxgenA1 tens
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm8(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1, {%2}], %3, [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1, {%2, %3}], %4, [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0], [%1, {%2, %3, %4}], %5, [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 3) asm volatile("%8 " "[%0], [%1, {%2, %3, %4, %5}], %6, [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 4) asm volatile("%9 " "[%0], [%1, {%2, %3, %4, %5, %6}], %7, [%8];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1, %3, {%2}], [%4];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "[%0], [%1, %4, {%2, %3}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%7 " "[%0], [%1, %5, {%2, %3, %4}], [%6];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%8 " "[%0], [%1, %6, {%2, %3, %4, %5}], [%7];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%9 " "[%0], [%1, %7, {%2, %3, %4, %5, %6}], [%8];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
 
@@ -220,11 +220,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 tensor_map, const Ptx
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm15(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, {%1}], %2, [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, {%1, %2}], %3, [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], %6, [%7];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0, {%1, %2, %3}], %4, [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
-    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], %5, [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, %2, {%1}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, %3, {%1, %2}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, %6, {%1, %2, %3, %4, %5}], [%7];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0, %4, {%1, %2, %3}], [%5];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, %5, {%1, %2, %3, %4}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
 
