@@ -113,6 +113,15 @@ def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
     return proc.returncode, proc.stdout + proc.stderr, kernels
 
 
+def kernel_body(source: str, arch: str, workdir: Path, exe: str, include: Path,
+                kernel: str = "k") -> list[str]:
+    """The instruction lines of ``kernel`` of ``source`` built by nvcc ``exe`` for ``arch``
+    (its own pass, "cubin" mode) against ``include``; the build must succeed."""
+    rc, out, kernels = compile_tu(source, arch, workdir, "cubin", include=include, exe=exe)
+    assert rc == 0, out
+    return instructions_in(kernels[kernel])
+
+
 _ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
 
 
