@@ -6,9 +6,9 @@ generated WgmmaDesc refused them (encode() trapped), and the 2-CTA sparse GEMM o
 examples/sparse_gemm stopped with "unspecified launch failure"
 (tests/gpu/test_async.py::test_cluster_shared_address_in_a_descriptor measures the
 addresses; tests/gpu/test_gemm_sp.py runs the GEMM). The oracle here is the seeds' formula,
-read from the seeds themselves (tests/seeds): the Python classes and the host C++ (g++) encode an address
-with high bits as the formula does, and still refuse a misaligned one; the offsets, which
-are not addresses, keep their range."""
+read from the seeds themselves (tests/seeds): the Python classes and the host C++ (g++)
+encode an address with high bits as the formula does, and still refuse a misaligned one;
+the offsets, which are not addresses, keep their range."""
 
 from __future__ import annotations
 
