@@ -107,29 +107,22 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             drules.append({"id": md(dr.id), "operand": md(dr.operand), "when": md(when),
                            "then": md(f"{then}: {dr.message}"),
                            "provenance": md(_prov_text(dr.provenance))})
+        def gate_row(label: str, g: Any) -> dict[str, str]:
+            return {"id": md(label), "when": md(g.when.text()),
+                    "targets": md(", ".join(g.selectors) or "all"),
+                    "since": md(g.since or "-"), "provenance": md(_prov_text(g.provenance))}
+
         gates = []
         for gt in ins.gates:
-            gates.append({"id": md(gt.id), "when": md(gt.when.text()),
-                          "targets": md(", ".join(gt.selectors) or "all"),
-                          "since": md(gt.since or "-"),
-                          "provenance": md(_prov_text(gt.provenance))})
+            gates.append(gate_row(gt.id, gt))
             ptxas_only(f"gate {gt.id}", gt.provenance)
         for o in ins.operands:
             for vg in o.value_gates:
-                g = vg.gate
-                gates.append({"id": md(f"{g.id} (immediate {o.name} {spec_text(vg.values)})"),
-                              "when": md(g.when.text()),
-                              "targets": md(", ".join(g.selectors) or "all"),
-                              "since": md(g.since or "-"),
-                              "provenance": md(_prov_text(g.provenance))})
-                ptxas_only(f"gate {g.id} (immediate {o.name} {spec_text(vg.values)})",
-                           g.provenance)
+                label = f"{vg.gate.id} (immediate {o.name} {spec_text(vg.values)})"
+                gates.append(gate_row(label, vg.gate))
+                ptxas_only(f"gate {label}", vg.gate.provenance)
         for dv in ins.deviations:
-            gates.append({"id": md(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})"),
-                          "when": md(dv.when.text()),
-                          "targets": md(", ".join(dv.selectors) or "all"),
-                          "since": md(dv.since or "-"),
-                          "provenance": md(_prov_text(dv.provenance))})
+            gates.append(gate_row(f"{dv.id} (deviation of CUDA {', '.join(dv.toolkits)})", dv))
         out.append({"name": md(ins.name), "spec_file": md(ins.spec_file),
                     "description": escape.md_text(ins.description), "forms": len(ins.forms),
                     "provenance": md(_prov_text(ins.provenance)), "qualifiers": quals,
