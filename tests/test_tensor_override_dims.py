@@ -392,3 +392,30 @@ def test_the_wrappers_write_them_with_nvcc_13_5(tmp_path: Path) -> None:
                                          include=include)
         assert rc != 0 and (f"ptxgen_unsupported_target_{name}_is_only_on_sm_107a_sm_107f_"
                             "from_ptx_isa_9_4") in out, out
+
+
+@pytest.mark.parametrize("operand, kind", [("src_mem", "address"), ("im2col_w", "vector")])
+def test_validate_refuses_a_misplaced_in_tensor_operand(tmp_path: Path, operand: str,
+                                                        kind: str) -> None:
+    """in_tensor: a register or vector right after the tensor operand or another in_tensor
+    operand (src_mem follows upper_stride but is an address; im2col_w follows
+    im2col_offsets)."""
+    import shutil
+
+    from ptxgen import pipeline
+    from ptxgen.errors import SpecError
+
+    spec = Path(__file__).resolve().parent.parent / "spec"
+    dst = tmp_path / "spec"
+    (dst / "instructions").mkdir(parents=True)
+    shutil.copy(spec / "targets.yaml", dst / "targets.yaml")
+    shutil.copytree(spec / "schema", dst / "schema")
+    text = (spec / "instructions" / "cp_async_bulk_tensor.yaml").read_text()
+    old = f"      - name: {operand}\n        kind: {kind}\n"
+    assert text.count(old) >= 1, old
+    (dst / "instructions" / "cp_async_bulk_tensor.yaml").write_text(
+        text.replace(old, old + "        in_tensor: true\n", 1))
+    with pytest.raises(SpecError) as info:
+        pipeline.load_model(dst)
+    assert any(f"in_tensor operand {operand!r} must be an input register or vector" in str(d)
+               for d in info.value.diagnostics), info.value.diagnostics
