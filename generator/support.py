@@ -45,12 +45,14 @@ def _union(forms: tuple[Form, ...], targets: Targets,
     return {t.name: out[t.name] for t in targets.targets if t.name in out}
 
 
-def _where(matrix: dict[str, str], targets: Targets) -> str:
+def _where(matrix: dict[str, str], targets: Targets, renames: bool = True) -> str:
+    """``sm_100a (from 8.7), ...``; a renamed target with its span and new name, unless
+    ``renames`` is off (a PTX ISA version's view, where each target has one name)."""
     parts = []
     for name, first in matrix.items():
         t = targets.get(name)
         span = f"from {first}"
-        if t.until is not None:
+        if t.until is not None and renames:
             last = [v for v in targets.versions if vkey(v) < vkey(t.until)][-1]
             span = (f"{first}" if first == last else f"{first}-{last}") + (
                 f" only; renamed {t.renamed_to} from {t.until}")
@@ -75,10 +77,20 @@ def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targ
     return notes
 
 
+def _at(matrix: dict[str, str], targets: Targets, version: str) -> dict[str, str]:
+    """The part of a support matrix that the PTX ISA ``version`` view has: the targets
+    that exist then and have the form (or value) by then."""
+    return {t: v for t, v in matrix.items()
+            if targets.get(t).exists_at(version) and vkey(version) >= vkey(v)}
+
+
 def _value_gates(forms: tuple[Form, ...], targets: Targets,
-                 toolkit: str | None) -> list[dict[str, Any]]:
+                 toolkit: str | None, version: str | None = None) -> list[dict[str, Any]]:
     """The immediate values of the forms that exist only on some of their targets or
-    versions (value gates): operand, values, gate id and {target: first version}."""
+    versions (value gates): operand, values, gate id and {target: first version}. With
+    ``version``, as of that PTX ISA version's view: the targets that exist then and have
+    the values by then, and no gate whose values exist on no target yet (the view does
+    not have them)."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for f in forms:
@@ -92,9 +104,13 @@ def _value_gates(forms: tuple[Form, ...], targets: Targets,
                         continue
                     seen.add((u.name, vg.gate.id))
                     value = first_allowed(vg.values)
-                    sup = value_support(ins, f.params, u, value, toolkit)
+                    matrix = value_support(ins, f.params, u, value, toolkit).matrix(targets)
+                    if version is not None:
+                        matrix = _at(matrix, targets, version)
+                        if not matrix:
+                            continue
                     out.append({"operand": u.name, "values": spec_text(vg.values),
-                                "gate": vg.gate.id, "support": sup.matrix(targets)})
+                                "gate": vg.gate.id, "support": matrix})
     return out
 
 
@@ -163,9 +179,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     lines: list[str] = []
     code = EXIT_SUPPORTED
     if target is None:
-        shown = {t: v for t, v in union.items()
-                 if version is None or (targets.get(t).exists_at(asked)
-                 and vkey(asked) >= vkey(v))}
+        shown = union if version is None else _at(union, targets, asked)
         head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
                 f"{opcode}: a valid {found.instruction.name} form, supported on")
         lines.append(f"{head} {len(shown)} target(s)")
@@ -192,11 +206,13 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 why = f"not supported on {target}"
             lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}")
             lines.append(f"  supported on: {_where(union, targets)}")
-    gated = _value_gates(found.forms, targets, toolkit)
+    gated = _value_gates(found.forms, targets, toolkit, version)
     result["value_gates"] = gated
     for g in gated:
+        where = _where(g["support"], targets, renames=version is None)
         lines.append(f"  immediate {g['operand']} {g['values']} [{g['gate']}]: only on "
-                     + (_where(g["support"], targets) if g["support"] else "no target"))
+                     + (where if g["support"] else "no target")
+                     + (f" at PTX ISA {asked}" if version is not None else ""))
     lines += [f"  note: {n}" for n in notes]
     if as_json:
         return code, json.dumps(result, indent=2)

@@ -111,6 +111,47 @@ def test_support_names_the_value_gates() -> None:
     assert lookup.valid and all("sm_90a" in f.support.targets for f in lookup.forms)
 
 
+
+@pytest.mark.parametrize("version", ["8.6", "8.7", "8.8"])
+def test_support_at_a_ptx_isa_version_names_that_views_gate_targets(
+        tmp_path: Path, version: str) -> None:
+    """``support OPCODE --ptx-isa X.Y`` gives the value gates as of X.Y: the targets that
+    exist then and take the values then - those where ptxas 13.0 assembles .elemtype 13
+    at .version X.Y, among the targets the form is supported on then - and no gate at
+    all where no target has the values yet (8.6)."""
+    import json
+
+    from ptxgen.isa import ptx
+    from ptxgen.support import answer
+
+    op = "tensormap.replace.tile.elemtype.global.b1024.b32"
+    iset = ptx.instruction_set()
+    _, text = answer(iset, op, version=version)
+    result = json.loads(answer(iset, op, version=version, as_json=True)[1])
+    shown = [ln.split()[0] for ln in text.splitlines()[1:] if ln.startswith("  sm_")]
+    assert shown and set(shown) <= set(result["support"]), text
+    ptxas = toolkits.require("ptxas", "13.0")
+    takes_13 = set()
+    for target in shown:  # .target sm_101a, assembled with -arch=sm_110a (its ptxas_arch)
+        src = tmp_path / f"{target}.ptx"
+        src.write_text(f".version {version}\n.target {target}\n.address_size 64\n"
+                       f".visible .entry k() {{\n{_DECLS}{_text('elemtype', 13)}\nret;\n}}\n")
+        rc, out = toolkits.assemble_file(ptxas, src, iset.targets.get(target).ptxas_arch)
+        if rc == 0:
+            takes_13.add(target)
+        else:
+            assert ELEMTYPE in out or "expected to be in range [0..12]" in out, (target, out)
+    gates = {g["gate"]: g for g in result["value_gates"]}
+    if not takes_13:
+        assert "elemtype-13" not in gates and "immediate new_val_imm 13-15" not in text, text
+        return
+    assert set(gates["elemtype-13"]["support"]) == takes_13, (takes_13, text)
+    line = next(ln for ln in text.splitlines() if "[elemtype-13]" in ln)
+    assert line.endswith(f" at PTX ISA {version}") and "renamed" not in line, line
+    for target, first in gates["elemtype-13"]["support"].items():
+        assert f"{target} (from {first})" in line, line
+        assert first in ("8.7", "8.8")
+
 KERNEL = """#include <cstdint>
 #include "ptxgen/ptx.hpp"
 

@@ -1048,6 +1048,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {"name": "override", "text": ".override::global_address", "flag": True},
+                        {
+                            "name": "override_dims",
+                            "text": ".override::{}",
+                            "values": ["global_dim", "global_dim_stride"],
+                            "optional": True,
+                        },
                     ],
                     "operands": [
                         {
@@ -1078,6 +1084,36 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": "b64",
                             "in_tensor": True,
                             "when": {"override": True},
+                        },
+                        {
+                            "name": "tensor_sizes",
+                            "kind": "vector",
+                            "type": "b16",
+                            "count": {
+                                "by": "dim",
+                                "values": {"1d": 1, "2d": 2, "3d": 3, "4d": 4, "5d": 5},
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                        },
+                        {
+                            "name": "lower_strides",
+                            "kind": "vector",
+                            "type": "b32",
+                            "count": {
+                                "by": "dim",
+                                "values": {"2d": 1, "3d": 2, "4d": 3, "5d": 4},
+                                "default": 1,
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
+                        },
+                        {
+                            "name": "upper_stride",
+                            "kind": "register",
+                            "type": "b16",
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
                         },
                         {
                             "name": "src_mem",
@@ -1246,6 +1282,52 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 ".L2::cache_hint"
                             ),
                         },
+                        {
+                            "id": "override-dims-address",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"override": True},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride need "
+                                ".override::global_address"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-1d",
+                            "when": {"override_dims": "global_dim"},
+                            "require": {"dim": "1d"},
+                            "message": (
+                                ".override::global_dim is the 1d form (2d-5d take "
+                                ".override::global_dim_stride)"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-stride-2d",
+                            "when": {"override_dims": "global_dim_stride"},
+                            "require": {"dim": ["2d", "3d", "4d", "5d"]},
+                            "message": (
+                                ".override::global_dim_stride needs 2d to 5d (1d takes "
+                                ".override::global_dim)"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-tile",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"load_mode": ["none", "tile"]},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride go with .tile "
+                                "only"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-multicast",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"multicast": ["none", "multicast::cluster::32b"]},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride take the "
+                                "32-bit .multicast::cluster::32b mask, not the 16-bit "
+                                ".multicast::cluster"
+                            ),
+                        },
                     ],
                     "gates": [
                         {"id": "tensor", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
@@ -1317,6 +1399,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "override-dims",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -1354,7 +1442,25 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "cp_async_bulk_tensor_load_override",
-                            "when": {"dst": ["shared::cluster", "shared::cta"], "override": True},
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "override": True,
+                                "override_dims": "none",
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_load_override_dim",
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "override_dims": "global_dim",
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_load_override_dim_stride",
+                            "when": {
+                                "dst": ["shared::cluster", "shared::cta"],
+                                "override_dims": "global_dim_stride",
+                            },
                         },
                         {
                             "name": "cp_async_bulk_tensor_load_im2col_multicast",
@@ -1378,7 +1484,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "cp_async_bulk_tensor_store_override",
-                            "when": {"dst": "global", "override": True},
+                            "when": {"dst": "global", "override": True, "override_dims": "none"},
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_store_override_dim",
+                            "when": {"dst": "global", "override_dims": "global_dim"},
+                        },
+                        {
+                            "name": "cp_async_bulk_tensor_store_override_dim_stride",
+                            "when": {"dst": "global", "override_dims": "global_dim_stride"},
                         },
                     ],
                 },
@@ -1407,6 +1521,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["L2::cache_hint", "L2::evict_last"],
                             "optional": True,
                         },
+                        {"name": "override", "text": ".override::global_address", "flag": True},
+                        {
+                            "name": "override_dims",
+                            "text": ".override::{}",
+                            "values": ["global_dim", "global_dim_stride"],
+                            "optional": True,
+                        },
                     ],
                     "operands": [
                         {
@@ -1422,6 +1543,43 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             },
                             "object": "tensormap",
+                        },
+                        {
+                            "name": "global_address",
+                            "kind": "register",
+                            "type": "b64",
+                            "in_tensor": True,
+                            "when": {"override": True},
+                        },
+                        {
+                            "name": "tensor_sizes",
+                            "kind": "vector",
+                            "type": "b16",
+                            "count": {
+                                "by": "dim",
+                                "values": {"1d": 1, "2d": 2, "3d": 3, "4d": 4, "5d": 5},
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                        },
+                        {
+                            "name": "lower_strides",
+                            "kind": "vector",
+                            "type": "b32",
+                            "count": {
+                                "by": "dim",
+                                "values": {"2d": 1, "3d": 2, "4d": 3, "5d": 4},
+                                "default": 1,
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
+                        },
+                        {
+                            "name": "upper_stride",
+                            "kind": "register",
+                            "type": "b16",
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
                         },
                         {
                             "name": "im2col_offsets",
@@ -1461,6 +1619,52 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"dim": ["3d", "4d", "5d"]},
                             "message": "the im2col modes need 3d to 5d",
                         },
+                        {
+                            "id": "override-subset",
+                            "when": {"override": True},
+                            "require": {"load_mode": "tile", "hint": "none"},
+                            "ptxas_accepts": {"override": True},
+                            "message": (
+                                "ptxgen offers .override::global_address on .tile prefetches "
+                                "without a cache hint"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-address",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"override": True},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride need "
+                                ".override::global_address"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-1d",
+                            "when": {"override_dims": "global_dim"},
+                            "require": {"dim": "1d"},
+                            "message": (
+                                ".override::global_dim is the 1d form (2d-5d take "
+                                ".override::global_dim_stride)"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-stride-2d",
+                            "when": {"override_dims": "global_dim_stride"},
+                            "require": {"dim": ["2d", "3d", "4d", "5d"]},
+                            "message": (
+                                ".override::global_dim_stride needs 2d to 5d (1d takes "
+                                ".override::global_dim)"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-tile",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"load_mode": ["none", "tile"]},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride go with .tile "
+                                "only"
+                            ),
+                        },
                     ],
                     "gates": [
                         {
@@ -1493,19 +1697,49 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "override",
+                            "when": {"override": True},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "override-dims",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
                     ],
                     "wrappers": [
                         {
                             "name": "cp_async_bulk_prefetch_tensor",
-                            "when": {"load_mode": ["none", "tile", "tile::gather4"]},
+                            "when": {
+                                "load_mode": ["none", "tile", "tile::gather4"],
+                                "override": False,
+                            },
+                        },
+                        {
+                            "name": "cp_async_bulk_prefetch_tensor_override",
+                            "when": {"override": True, "override_dims": "none"},
+                        },
+                        {
+                            "name": "cp_async_bulk_prefetch_tensor_override_dim",
+                            "when": {"override_dims": "global_dim"},
+                        },
+                        {
+                            "name": "cp_async_bulk_prefetch_tensor_override_dim_stride",
+                            "when": {"override_dims": "global_dim_stride"},
                         },
                         {
                             "name": "cp_async_bulk_prefetch_tensor_im2col",
-                            "when": {"load_mode": "im2col"},
+                            "when": {"load_mode": "im2col", "override": False},
                         },
                         {
                             "name": "cp_async_bulk_prefetch_tensor_im2col_w",
-                            "when": {"load_mode": ["im2col::w", "im2col::w::128"]},
+                            "when": {
+                                "load_mode": ["im2col::w", "im2col::w::128"],
+                                "override": False,
+                            },
                         },
                     ],
                 },
@@ -1527,6 +1761,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["tile", "im2col_no_offs", "tile::scatter4"],
                             "optional": True,
                         },
+                        {"name": "override", "text": ".override::global_address", "flag": True},
+                        {
+                            "name": "override_dims",
+                            "text": ".override::{}",
+                            "values": ["global_dim", "global_dim_stride"],
+                            "optional": True,
+                        },
                         {"name": "completion", "text": ".{}", "values": ["bulk_group"]},
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
                     ],
@@ -1544,6 +1785,43 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             },
                             "object": "tensormap",
+                        },
+                        {
+                            "name": "global_address",
+                            "kind": "register",
+                            "type": "b64",
+                            "in_tensor": True,
+                            "when": {"override": True},
+                        },
+                        {
+                            "name": "tensor_sizes",
+                            "kind": "vector",
+                            "type": "b16",
+                            "count": {
+                                "by": "dim",
+                                "values": {"1d": 1, "2d": 2, "3d": 3, "4d": 4, "5d": 5},
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                        },
+                        {
+                            "name": "lower_strides",
+                            "kind": "vector",
+                            "type": "b32",
+                            "count": {
+                                "by": "dim",
+                                "values": {"2d": 1, "3d": 2, "4d": 3, "5d": 4},
+                                "default": 1,
+                            },
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
+                        },
+                        {
+                            "name": "upper_stride",
+                            "kind": "register",
+                            "type": "b16",
+                            "in_tensor": True,
+                            "when": {"override_dims": "global_dim_stride"},
                         },
                         {"name": "src_mem", "kind": "address", "type": "b32", "object": "shared"},
                         {
@@ -1566,6 +1844,52 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"dim": ["3d", "4d", "5d"]},
                             "message": ".im2col_no_offs needs 3d to 5d",
                         },
+                        {
+                            "id": "override-subset",
+                            "when": {"override": True},
+                            "require": {"load_mode": "tile", "cache_hint": False},
+                            "ptxas_accepts": {"override": True},
+                            "message": (
+                                "ptxgen offers .override::global_address on .tile reductions "
+                                "without .L2::cache_hint"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-address",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"override": True},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride need "
+                                ".override::global_address"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-1d",
+                            "when": {"override_dims": "global_dim"},
+                            "require": {"dim": "1d"},
+                            "message": (
+                                ".override::global_dim is the 1d form (2d-5d take "
+                                ".override::global_dim_stride)"
+                            ),
+                        },
+                        {
+                            "id": "global-dim-stride-2d",
+                            "when": {"override_dims": "global_dim_stride"},
+                            "require": {"dim": ["2d", "3d", "4d", "5d"]},
+                            "message": (
+                                ".override::global_dim_stride needs 2d to 5d (1d takes "
+                                ".override::global_dim)"
+                            ),
+                        },
+                        {
+                            "id": "override-dims-tile",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "require": {"load_mode": ["none", "tile"]},
+                            "message": (
+                                ".override::global_dim and ::global_dim_stride go with .tile "
+                                "only"
+                            ),
+                        },
                     ],
                     "gates": [
                         {"id": "reduce-tensor", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
@@ -1575,8 +1899,34 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100f", "sm_101f"],
                             "since": "8.6",
                         },
+                        {
+                            "id": "override",
+                            "when": {"override": True},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "override-dims",
+                            "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
                     ],
-                    "wrappers": [{"name": "cp_reduce_async_bulk_tensor", "when": {}}],
+                    "wrappers": [
+                        {"name": "cp_reduce_async_bulk_tensor", "when": {"override": False}},
+                        {
+                            "name": "cp_reduce_async_bulk_tensor_override",
+                            "when": {"override": True, "override_dims": "none"},
+                        },
+                        {
+                            "name": "cp_reduce_async_bulk_tensor_override_dim",
+                            "when": {"override_dims": "global_dim"},
+                        },
+                        {
+                            "name": "cp_reduce_async_bulk_tensor_override_dim_stride",
+                            "when": {"override_dims": "global_dim_stride"},
+                        },
+                    ],
                 },
             ],
         },
@@ -7081,9 +7431,9 @@ FORM_COUNTS: dict[str, int] = {
     "cp_reduce_async_bulk": 68,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
-    "cp_async_bulk_tensor": 814,
-    "cp_async_bulk_prefetch_tensor": 60,
-    "cp_reduce_async_bulk_tensor": 224,
+    "cp_async_bulk_tensor": 849,
+    "cp_async_bulk_prefetch_tensor": 70,
+    "cp_reduce_async_bulk_tensor": 304,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
     "fence_alias": 1,
@@ -7166,14 +7516,14 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_wait_group":
         "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
     "cp_async_bulk_tensor":
-        "af134d42c65339e528d7ae117472547df65dc8cfb94baf98c00932a0f1c2155d",
+        "231487c79c363f75ddd0ef358be906941e369df6978363157b7310e0f6a8be76",
     "cp_async_bulk_prefetch_tensor":
         (
-        "9e263deb02969ea515c220d9b9419ebe8f2ea92cb6060c5cce660be553b5b2e6"
+        "8f5e38c1838dc530b42191b93ce0d13c8dd9290d63ba4f7c565cc0a8bf82f7d5"
     ),
     "cp_reduce_async_bulk_tensor":
         (
-        "56ae85677c7275b5af98781e6cad5314b78780fda5dda64a0188d57e638390a7"
+        "983f32f31b6d493257bca5525d0cdc37cd13b1b9158991995b89018ae664032e"
     ),
     "fence_thread":
         "e1cb68260599420a8175f59ed6bf5cadc4ea01bf2d8bd9ef1e42daf2f6812871",
@@ -7843,8 +8193,12 @@ def cp_async_bulk_tensor(
     cache_hint: bool = False,
     report: str | None = None,
     override: bool = False,
+    override_dims: str | None = None,
     dst_mem: str | None = None,
     global_address: str | None = None,
+    tensor_sizes: Sequence[str] | None = None,
+    lower_strides: Sequence[str] | None = None,
+    upper_stride: str | None = None,
     src_mem: str | None = None,
     mbar: str | None = None,
     im2col_offsets: Sequence[str] | None = None,
@@ -7872,7 +8226,8 @@ def cp_async_bulk_tensor(
     .tile load may choose how it reports to the mbarrier (.mbarrier::report::disabled, or a
     validity report of the copied data), and .override::global_address (.tile loads, .tile
     and .tile::scatter4 stores) copies from / to globalAddress instead of the tensor map's
-    global address.
+    global address; .override::global_dim (1d) / .override::global_dim_stride (2d-5d) add the
+    tensor sizes (and strides) that replace the tensor map's (.tile loads and stores).
 
     Qualifiers:
         dim: one of 1d, 2d, 3d, 4d, 5d.
@@ -7896,6 +8251,9 @@ def cp_async_bulk_tensor(
             bytes only
         override: True writes .override::global_address. copy from / to global_address
             instead of the tensor map's global address (PTX ISA 9.4, sm_107)
+        override_dims: one of global_dim, global_dim_stride (None leaves it out). also
+            replace the tensor map's sizes (global_dim, 1d) or sizes and strides
+            (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is
@@ -7904,6 +8262,13 @@ def cp_async_bulk_tensor(
             CUtensorMap and the coordinates.
         global_address: the global address that replaces the tensor map's (written
             [tensorMap, globalAddress, tensorCoords]) (only when override = true).
+        tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per
+            dimension (written after globalAddress) (only when override_dims = {global_dim,
+            global_dim_stride}).
+        lower_strides: the lower strides that replace the tensor map's, one 32-bit value per
+            dimension after the first (only when override_dims = global_dim_stride).
+        upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+            (only when override_dims = global_dim_stride).
         src_mem: the source box in shared::cta memory (stores) (only when dst = global).
         mbar: the mbarrier object (32-bit shared address) (only when dst = {shared::cluster,
             shared::cta}).
@@ -7925,8 +8290,12 @@ def cp_async_bulk_tensor(
         "cache_hint": cache_hint,
         "report": report,
         "override": override,
+        "override_dims": override_dims,
         "dst_mem": dst_mem,
         "global_address": global_address,
+        "tensor_sizes": tensor_sizes,
+        "lower_strides": lower_strides,
+        "upper_stride": upper_stride,
         "src_mem": src_mem,
         "mbar": mbar,
         "im2col_offsets": im2col_offsets,
@@ -7947,6 +8316,12 @@ def cp_async_bulk_prefetch_tensor(
     src: str = "global",
     load_mode: str | None = None,
     hint: str | None = None,
+    override: bool = False,
+    override_dims: str | None = None,
+    global_address: str | None = None,
+    tensor_sizes: Sequence[str] | None = None,
+    lower_strides: Sequence[str] | None = None,
+    upper_stride: str | None = None,
     im2col_offsets: Sequence[str] | None = None,
     im2col_w: Sequence[str] | None = None,
     cache_policy: str | None = None,
@@ -7967,9 +8342,22 @@ def cp_async_bulk_prefetch_tensor(
             it out).
         hint: one of L2::cache_hint, L2::evict_last (None leaves it out). a cache policy
             operand, or (PTX ISA 9.4, sm_107) .L2::evict_last
+        override: True writes .override::global_address. prefetch from global_address instead
+            of the tensor map's global address (PTX ISA 9.4, sm_107)
+        override_dims: one of global_dim, global_dim_stride (None leaves it out). also
+            replace the tensor map's sizes (global_dim, 1d) or sizes and strides
+            (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         tensor: [tensorMap, tensorCoords].
+        global_address: the global address that replaces the tensor map's (written
+            [tensorMap, globalAddress, tensorCoords]) (only when override = true).
+        tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per
+            dimension (only when override_dims = {global_dim, global_dim_stride}).
+        lower_strides: the lower strides that replace the tensor map's, one 32-bit value per
+            dimension after the first (only when override_dims = global_dim_stride).
+        upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+            (only when override_dims = global_dim_stride).
         im2col_offsets: vector (only when load_mode = im2col).
         im2col_w: vector (only when load_mode = {im2col::w, im2col::w::128}).
         cache_policy: register (only when hint = L2::cache_hint).
@@ -7983,6 +8371,12 @@ def cp_async_bulk_prefetch_tensor(
         "src": src,
         "load_mode": load_mode,
         "hint": hint,
+        "override": override,
+        "override_dims": override_dims,
+        "global_address": global_address,
+        "tensor_sizes": tensor_sizes,
+        "lower_strides": lower_strides,
+        "upper_stride": upper_stride,
         "im2col_offsets": im2col_offsets,
         "im2col_w": im2col_w,
         "cache_policy": cache_policy,
@@ -7996,8 +8390,14 @@ def cp_reduce_async_bulk_tensor(
     dst: str = "global",
     src: str = "shared::cta",
     load_mode: str | None = None,
+    override: bool = False,
+    override_dims: str | None = None,
     completion: str = "bulk_group",
     cache_hint: bool = False,
+    global_address: str | None = None,
+    tensor_sizes: Sequence[str] | None = None,
+    lower_strides: Sequence[str] | None = None,
+    upper_stride: str | None = None,
     cache_policy: str | None = None,
     dim: str,
     redop: str,
@@ -8017,11 +8417,24 @@ def cp_reduce_async_bulk_tensor(
         src: one of shared::cta.
         redop: one of add, min, max, inc, dec, and, or, xor.
         load_mode: one of tile, im2col_no_offs, tile::scatter4 (None leaves it out).
+        override: True writes .override::global_address. reduce into global_address instead
+            of the tensor map's global address (PTX ISA 9.4, sm_107)
+        override_dims: one of global_dim, global_dim_stride (None leaves it out). also
+            replace the tensor map's sizes (global_dim, 1d) or sizes and strides
+            (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
         completion: one of bulk_group.
         cache_hint: True writes .L2::cache_hint.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         tensor: [tensorMap, tensorCoords].
+        global_address: the global address that replaces the tensor map's (written
+            [tensorMap, globalAddress, tensorCoords]) (only when override = true).
+        tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per
+            dimension (only when override_dims = {global_dim, global_dim_stride}).
+        lower_strides: the lower strides that replace the tensor map's, one 32-bit value per
+            dimension after the first (only when override_dims = global_dim_stride).
+        upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+            (only when override_dims = global_dim_stride).
         src_mem: address.
         cache_policy: register (only when cache_hint = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -8033,8 +8446,14 @@ def cp_reduce_async_bulk_tensor(
         "dst": dst,
         "src": src,
         "load_mode": load_mode,
+        "override": override,
+        "override_dims": override_dims,
         "completion": completion,
         "cache_hint": cache_hint,
+        "global_address": global_address,
+        "tensor_sizes": tensor_sizes,
+        "lower_strides": lower_strides,
+        "upper_stride": upper_stride,
         "cache_policy": cache_policy,
         "dim": dim,
         "redop": redop,

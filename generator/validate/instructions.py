@@ -270,12 +270,16 @@ class _InstrChecker(_Checker):
                          "overload needs a register operand with immediate: allowed and its "
                          "immediate_values")
             if o.get("in_tensor"):
+                # after the tensor operand or another in_tensor operand: [map, a, {b}, {coords}]
                 before = raw["operands"][i - 1] if i else None
-                if (before is None or before.get("kind") != "tensor" or kind != "register"
+                if (before is None or not (before.get("kind") == "tensor"
+                                           or before.get("in_tensor"))
+                        or kind not in ("register", "vector")
                         or o.get("io", "in") != "in" or o.get("optional")
                         or o.get("immediate")):
                     self.err(p + ("in_tensor",), f"in_tensor operand {o['name']!r} must be "
-                             "an input register (no immediate) that follows a tensor operand")
+                             "an input register or vector (no immediate) that follows a "
+                             "tensor operand or another in_tensor operand")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
                 # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);

@@ -136,7 +136,28 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm8(PtxgenA0 dst_mem, PtxgenA1 tens
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm9(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm9(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0], [%1, %3, {%4}, {%2}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%10 " "[%0], [%1, %4, {%5, %6}, {%7}, %8, {%2, %3}], [%9];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "r"(lower_strides[0]), "h"(upper_stride), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%13 " "[%0], [%1, %5, {%6, %7, %8}, {%9, %10}, %11, {%2, %3, %4}], [%12];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "r"(lower_strides[0]), "r"(lower_strides[1]), "h"(upper_stride), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%16 " "[%0], [%1, %6, {%7, %8, %9, %10}, {%11, %12, %13}, %14, {%2, %3, %4, %5}], [%15];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "h"(upper_stride), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%19 " "[%0], [%1, %7, {%8, %9, %10, %11, %12}, {%13, %14, %15, %16}, %17, {%2, %3, %4, %5, %6}], [%18];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm11(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
@@ -150,7 +171,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm9(PtxgenA0 dst_mem, PtxgenA1 tens
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm12(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6}, %7, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_offsets[0]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
@@ -164,7 +185,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 ten
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm11(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%9 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
@@ -178,7 +199,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm11(PtxgenA0 dst_mem, PtxgenA1 ten
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm12(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "h"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%10 " "[%0], [%1, {%2, %3, %4}], [%5], {%6, %7}, %8, %9;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
@@ -192,7 +213,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm12(PtxgenA0 dst_mem, PtxgenA1 ten
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm15(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0, {%1}], [%2];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0, {%1, %2}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
@@ -205,7 +226,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm16(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, {%1}], [%2], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, {%1, %2}], [%3], %4;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(src_mem.value), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
@@ -218,7 +239,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm15(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0, %2, {%1}], [%3];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("%5 " "[%0, %3, {%1, %2}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
@@ -230,8 +251,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm15(PtxgenA0 tensor_map, const Ptx
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%9 " "[%0, %3, {%4, %5}, {%6}, %7, {%1, %2}], [%8];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "r"(lower_strides[0]), "h"(upper_stride), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("%12 " "[%0, %4, {%5, %6, %7}, {%8, %9}, %10, {%1, %2, %3}], [%11];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "r"(lower_strides[0]), "r"(lower_strides[1]), "h"(upper_stride), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 2) asm volatile("%15 " "[%0, %5, {%6, %7, %8, %9}, {%10, %11, %12}, %13, {%1, %2, %3, %4}], [%14];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "h"(upper_stride), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 3) asm volatile("%18 " "[%0, %6, {%7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, {%1, %2, %3, %4, %5}], [%17];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm16(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm19(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%2 " "[%0, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%3 " "[%0, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "C"(PtxgenT0::c));
@@ -244,7 +277,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm16(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm20(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0, {%1}], %2;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(cache_policy), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0, {%1, %2}], %3;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(cache_policy), "C"(PtxgenT0::c));
@@ -257,7 +290,32 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm21(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%3 " "[%0, %2, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "[%0, %3, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%5 " "[%0, %4, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%6 " "[%0, %5, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, %6, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm22(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%8 " "[%0, %3, {%4, %5}, {%6}, %7, {%1, %2}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "r"(lower_strides[0]), "h"(upper_stride), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%11 " "[%0, %4, {%5, %6, %7}, {%8, %9}, %10, {%1, %2, %3}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "r"(lower_strides[0]), "r"(lower_strides[1]), "h"(upper_stride), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%14 " "[%0, %5, {%6, %7, %8, %9}, {%10, %11, %12}, %13, {%1, %2, %3, %4}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "h"(upper_stride), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%17 " "[%0, %6, {%7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm23(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0, {%1, %2, %3}], {%4};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "C"(PtxgenT0::c));
@@ -268,7 +326,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm19(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm24(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4}, %5;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_offsets[0]), "l"(cache_policy), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_offsets[0]), "h"(im2col_offsets[1]), "l"(cache_policy), "C"(PtxgenT0::c));
@@ -279,7 +337,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm19(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm20(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm25(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0, {%1, %2, %3}], {%4, %5};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%7 " "[%0, {%1, %2, %3, %4}], {%5, %6};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
@@ -290,11 +348,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm20(PtxgenA0 tensor_map, const Ptx
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm21(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm26(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%7 " "[%0, {%1, %2, %3}], {%4, %5}, %6;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%8 " "[%0, {%1, %2, %3, %4}], {%5, %6}, %7;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm27(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0, %2, {%3}, {%1}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
 
@@ -639,8 +706,50 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_me
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, and
+// cp_async_bulk_tensor_load_override_dim_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_forms0_table, and
 // the asm statement of cp_async_bulk_tensor_asm9 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_override_dim_forms0_opcode[] = {
+    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim",
+    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim",
+};
+inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_forms0_statement[] = {
+    0, 0, 0, 0, 0, 0,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_tensor_load_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_stride_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm10 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode[] = {
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride",
+    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride",
+    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride",
+    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
+    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride",
+};
+inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[] = {
+    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm11 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
@@ -655,14 +764,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm10 it takes.
+// the asm statement of cp_async_bulk_tensor_asm12 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
@@ -677,14 +786,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm11 it takes.
+// the asm statement of cp_async_bulk_tensor_asm13 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
@@ -704,14 +813,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm12 it takes.
+// the asm statement of cp_async_bulk_tensor_asm14 it takes.
 inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] = {
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
     "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
@@ -731,14 +840,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm13 it takes.
+// the asm statement of cp_async_bulk_tensor_asm15 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
     "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group",
@@ -752,14 +861,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm14 it takes.
+// the asm statement of cp_async_bulk_tensor_asm16 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_forms1_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint",
     "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
@@ -773,14 +882,14 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms1_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm15 it takes.
+// the asm statement of cp_async_bulk_tensor_asm17 it takes.
 inline constexpr const char* cp_async_bulk_tensor_store_override_forms0_opcode[] = {
     "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.override::global_address", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.override::global_address",
     "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.override::global_address",
@@ -792,14 +901,32 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_override_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+    cp_async_bulk_tensor_asm17<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_tensor_store_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_dim_stride_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm18 it takes.
+inline constexpr const char* cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode[] = {
+    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride",
+};
+inline constexpr unsigned short cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[] = {
+    0, 1, 2, 3,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm18<cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm16 it takes.
+// the asm statement of cp_async_bulk_tensor_asm19 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.1d.L2.global", "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.2d.L2.global", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::evict_last",
@@ -815,14 +942,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms0_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm16<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
+    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm17 it takes.
+// the asm statement of cp_async_bulk_tensor_asm20 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint",
     "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.L2::cache_hint",
@@ -835,14 +962,51 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms1_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm17<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
+    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_prefetch_tensor_override_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm21 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_override_forms0_opcode[] = {
+    "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.override::global_address",
+    "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.override::global_address",
+};
+inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_forms0_statement[] = {
+    0, 1, 2, 3, 4,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_prefetch_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm22 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode[] = {
+    "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.override::global_address.override::global_dim_stride",
+};
+inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[] = {
+    0, 1, 2, 3,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm22<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm18 it takes.
+// the asm statement of cp_async_bulk_tensor_asm23 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last",
@@ -854,14 +1018,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm18<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
+    cp_async_bulk_tensor_asm23<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm19 it takes.
+// the asm statement of cp_async_bulk_tensor_asm24 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::cache_hint",
 };
@@ -872,14 +1036,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    cp_async_bulk_tensor_asm24<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm20 it takes.
+// the asm statement of cp_async_bulk_tensor_asm25 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last",
     "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last",
@@ -892,14 +1056,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
+    cp_async_bulk_tensor_asm25<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm21 it takes.
+// the asm statement of cp_async_bulk_tensor_asm26 it takes.
 inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] = {
     "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::cache_hint",
     "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::cache_hint",
@@ -911,14 +1075,14 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms1_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
+    cp_async_bulk_tensor_asm26<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm13 it takes.
+// the asm statement of cp_async_bulk_tensor_asm15 it takes.
 inline constexpr const char* cp_reduce_async_bulk_tensor_forms0_opcode[] = {
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group",
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group",
@@ -959,14 +1123,14 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm13<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm14 it takes.
+// the asm statement of cp_async_bulk_tensor_asm16 it takes.
 inline constexpr const char* cp_reduce_async_bulk_tensor_forms1_opcode[] = {
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group.L2::cache_hint",
     "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint",
@@ -1007,7 +1171,79 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms1_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm14<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_reduce_async_bulk_tensor_override_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm17 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_forms0_opcode[] = {
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.override::global_address.bulk_group",
+    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+};
+inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_forms0_statement[] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+    2, 2, 2, 2, 2, 2, 2, 2,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm17<cp_reduce_async_bulk_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_reduce_async_bulk_tensor_override_dim_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm27 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_forms0_opcode[] = {
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.override::global_address.override::global_dim.bulk_group",
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.override::global_address.override::global_dim.bulk_group",
+};
+inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_forms0_statement[] = {
+    0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm27<cp_reduce_async_bulk_tensor_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_reduce_async_bulk_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, and
+// the asm statement of cp_async_bulk_tensor_asm18 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode[] = {
+    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
+    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
+};
+inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_tensor_asm18<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -93,6 +93,15 @@ enum class cp_async_bulk_tensor_report : int {
 };
 
 /**
+ * cp.async.bulk.tensor: qualifier override_dims (.override::{}). also replace the tensor map's sizes (global_dim, 1d) or sizes and strides (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
+ */
+enum class cp_async_bulk_tensor_override_dims : int {
+    none,
+    global_dim,
+    global_dim_stride,
+};
+
+/**
  * cp.async.bulk.prefetch.tensor: qualifier dim (.{}).
  */
 enum class cp_async_bulk_prefetch_tensor_dim : int {
@@ -136,6 +145,15 @@ enum class cp_async_bulk_prefetch_tensor_hint : int {
     none,
     L2_cache_hint,
     L2_evict_last,
+};
+
+/**
+ * cp.async.bulk.prefetch.tensor: qualifier override_dims (.override::{}). also replace the tensor map's sizes (global_dim, 1d) or sizes and strides (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
+ */
+enum class cp_async_bulk_prefetch_tensor_override_dims : int {
+    none,
+    global_dim,
+    global_dim_stride,
 };
 
 /**
@@ -188,6 +206,15 @@ enum class cp_reduce_async_bulk_tensor_load_mode : int {
 };
 
 /**
+ * cp.reduce.async.bulk.tensor: qualifier override_dims (.override::{}). also replace the tensor map's sizes (global_dim, 1d) or sizes and strides (global_dim_stride, 2d-5d) (PTX ISA 9.4, sm_107)
+ */
+enum class cp_reduce_async_bulk_tensor_override_dims : int {
+    none,
+    global_dim,
+    global_dim_stride,
+};
+
+/**
  * cp.reduce.async.bulk.tensor: qualifier completion (.{}).
  */
 enum class cp_reduce_async_bulk_tensor_completion : int {
@@ -202,6 +229,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefet
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
@@ -220,14 +250,21 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
     if ((load_mode == cp_async_bulk_tensor_load_mode::tile_gather4)) {
         return 5;
     }
@@ -252,7 +289,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
     if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
         return 1;
     }
@@ -266,7 +303,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unuse
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
     if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
         return 0;
     }
@@ -274,7 +311,43 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
     if ((load_mode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4)) {
         return 5;
     }
@@ -296,7 +369,43 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unus
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
     if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
         return 1;
     }
@@ -310,7 +419,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[ma
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
     if ((load_mode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4)) {
         return 5;
     }
@@ -329,6 +438,42 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused
     if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
         return 5;
     }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
     return 0;
 }
 
@@ -379,6 +524,34 @@ struct cp_async_bulk_tensor_im2col_w_length {
 
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_async_bulk_tensor_tensor_sizes_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.async.bulk.tensor: operand tensor_sizes: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_async_bulk_tensor_tensor_sizes_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.async.bulk.tensor: operand tensor_sizes: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the tensor sizes that replace the tensor map's, one 16-bit value per dimension (written after globalAddress); by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_async_bulk_tensor_lower_strides_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.async.bulk.tensor: operand lower_strides: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_async_bulk_tensor_lower_strides_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.async.bulk.tensor: operand lower_strides: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the lower strides that replace the tensor map's, one 32-bit value per dimension after the first; by dim (2d: 1; 3d: 2; 4d: 3; 5d: 4; otherwise 1) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
 struct cp_async_bulk_prefetch_tensor_tensor_element_type {
     static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand tensor: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::int32_t");
@@ -388,6 +561,34 @@ template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
 struct cp_async_bulk_prefetch_tensor_tensor_length {
     static_assert(PtxgenNeeded == PtxgenGiven,
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand tensor: the array has PtxgenGiven elements where this form needs PtxgenNeeded ([tensorMap, tensorCoords]; by load_mode (tile::gather4: 5; otherwise by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5)) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_async_bulk_prefetch_tensor_tensor_sizes_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: operand tensor_sizes: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_async_bulk_prefetch_tensor_tensor_sizes_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: operand tensor_sizes: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the tensor sizes that replace the tensor map's, one 16-bit value per dimension; by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_async_bulk_prefetch_tensor_lower_strides_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: operand lower_strides: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_async_bulk_prefetch_tensor_lower_strides_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: operand lower_strides: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the lower strides that replace the tensor map's, one 32-bit value per dimension after the first; by dim (2d: 1; 3d: 2; 4d: 3; 5d: 4; otherwise 1) registers)");
     static constexpr bool ok = true;
 };
 
@@ -430,6 +631,34 @@ template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
 struct cp_reduce_async_bulk_tensor_tensor_length {
     static_assert(PtxgenNeeded == PtxgenGiven,
                   "ptxgen: cp.reduce.async.bulk.tensor: operand tensor: the array has PtxgenGiven elements where this form needs PtxgenNeeded ([tensorMap, tensorCoords]; by load_mode (tile::scatter4: 5; otherwise by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5)) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_reduce_async_bulk_tensor_tensor_sizes_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.reduce.async.bulk.tensor: operand tensor_sizes: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_reduce_async_bulk_tensor_tensor_sizes_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.reduce.async.bulk.tensor: operand tensor_sizes: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the tensor sizes that replace the tensor map's, one 16-bit value per dimension; by dim (1d: 1; 2d: 2; 3d: 3; 4d: 4; 5d: 5) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cp_reduce_async_bulk_tensor_lower_strides_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cp.reduce.async.bulk.tensor: operand lower_strides: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cp_reduce_async_bulk_tensor_lower_strides_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cp.reduce.async.bulk.tensor: operand lower_strides: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the lower strides that replace the tensor map's, one 32-bit value per dimension after the first; by dim (2d: 1; 3d: 2; 4d: 3; 5d: 4; otherwise 1) registers)");
     static constexpr bool ok = true;
 };
 #endif
@@ -483,7 +712,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, Ptxgen
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -532,7 +761,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -583,7 +812,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, Ptxgen
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -634,7 +863,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -676,7 +905,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -715,10 +944,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -757,7 +986,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem,
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
+ * Fixed by this wrapper: src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -798,10 +1027,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -842,7 +1071,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_me
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -890,7 +1119,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -931,7 +1160,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_me
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false.
+ * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -981,7 +1210,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -1037,7 +1266,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_m
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1058,7 +1287,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
@@ -1082,7 +1311,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1127,7 +1356,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_m
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1149,7 +1378,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     const void* tensor_map,
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1174,7 +1403,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1214,7 +1443,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_me
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: src = global, load_mode = tile, completion = mbarrier::complete_tx::bytes, multicast = none, cache_hint = false, report = none, override = true.
+ * Fixed by this wrapper: src = global, load_mode = tile, completion = mbarrier::complete_tx::bytes, multicast = none, cache_hint = false, report = none, override = true, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
@@ -1248,7 +1477,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1258,6 +1487,156 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
                          detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, mbar));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of cp_async_bulk_tensor_load_override_dim: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_override_dim_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dim = 1d, src = global, load_mode = tile, completion = mbarrier::complete_tx::bytes, multicast = none, cache_hint = false, report = none, override = true, override_dims = global_dim.
+ * Template parameters:
+ *   PtxgenDst: dst (shared::cluster, shared::cta, global).
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension (written after globalAddress)
+ *   mbar: the mbarrier object (32-bit shared address)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    ::ptxgen::ptx::shared_address mbar
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_dim_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_dim_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(cp_async_bulk_tensor_dim::dim_1d, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim::dim_1d, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_override_dim_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 24 forms of cp_async_bulk_tensor_load_override_dim_stride: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_load_override_dim_stride_forms0_table[] = {
+    2304, 2560, 2816, 3072, 3328, 3584, 4608, 4864,
+    5120, 5376, 5632, 5888, 6912, 7168, 7424, 7680,
+    7936, 8192, 9216, 9472, 9728, 9984, 10240, 10496,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: src = global, load_mode = tile, completion = mbarrier::complete_tx::bytes, multicast = none, cache_hint = false, report = none, override = true, override_dims = global_dim_stride.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenDst: dst (shared::cluster, shared::cta, global).
+ *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
+ * Operands:
+ *   dst_mem: destination in shared memory (32-bit shared address; a 64-bit register is accepted too)
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension (written after globalAddress)
+ *   lower_strides: the lower strides that replace the tensor map's, one 32-bit value per dimension after the first
+ *   upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+ *   mbar: the mbarrier object (32-bit shared address)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    const PtxgenElem2 (&lower_strides)[PtxgenLength2],
+    std::uint16_t upper_stride,
+    ::ptxgen::ptx::shared_address mbar
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d))),
+                  "ptxgen: cp.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(detail::cp_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_load_override_dim_stride_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1281,7 +1660,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
@@ -1302,7 +1681,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
@@ -1316,10 +1695,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1358,7 +1737,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
@@ -1380,7 +1759,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1395,10 +1774,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1439,7 +1818,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(Ptxge
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1461,7 +1840,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
@@ -1483,7 +1862,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -1524,7 +1903,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(Ptxge
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false.
+ * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1547,7 +1926,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
     ::ptxgen::ptx::shared_address mbar,
     const PtxgenElem1 (&im2col_w)[PtxgenLength1],
-    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1570,7 +1949,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -1608,7 +1987,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, co
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1642,7 +2021,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1677,7 +2056,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, co
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1713,7 +2092,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1747,7 +2126,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tenso
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true.
+ * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
@@ -1782,7 +2161,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1792,6 +2171,111 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
                          detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dim = 1d, dst = global, src = shared::cta, load_mode = tile, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true, override_dims = global_dim.
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension (written after globalAddress)
+ *   src_mem: the source box in shared::cta memory (stores)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+#endif
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+    // cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim
+    PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                     asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim " "[%0, %2, {%3}, {%1}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0]), "r"(src_mem.value) : "memory"));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+#endif
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cp_async_bulk_tensor_store_override_dim_stride: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_tensor_store_override_dim_stride_forms0_table[] = {
+    256, 512, 768, 1024,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = global, src = shared::cta, load_mode = tile, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true, override_dims = global_dim_stride.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension (written after globalAddress)
+ *   lower_strides: the lower strides that replace the tensor map's, one 32-bit value per dimension after the first
+ *   upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+ *   src_mem: the source box in shared::cta memory (stores)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    const PtxgenElem2 (&lower_strides)[PtxgenLength2],
+    std::uint16_t upper_stride,
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_override_dim_stride_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_override_dim_stride_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d))),
+                  "ptxgen: cp.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
+    static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(detail::cp_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_tensor_store_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1815,7 +2299,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map,
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global.
+ * Fixed by this wrapper: level = L2, src = global, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128).
@@ -1845,7 +2329,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is required when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1883,7 +2367,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map,
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global.
+ * Fixed by this wrapper: level = L2, src = global, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128).
@@ -1915,7 +2399,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is only allowed when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1928,6 +2412,158 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
                          detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
     } else {  // no form: refused by the checks where the target may have one
         detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cp_async_bulk_prefetch_tensor_override: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_override_forms0_table[] = {
+    0, 256, 512, 768, 1024,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: level = L2, src = global, load_mode = tile, hint = none, override = true, override_dims = none.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_override_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_override_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::none));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_tensor_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+/**
+ * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dim = 1d, level = L2, src = global, load_mode = tile, hint = none, override = true, override_dims = global_dim.
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1]
+) {
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor_sizes(cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+#endif
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+    // cp.async.bulk.prefetch.tensor.1d.L2.global.tile.override::global_address.override::global_dim
+    PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                     asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile.override::global_address.override::global_dim " "[%0, %2, {%3}, {%1}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0])));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+#endif
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cp_async_bulk_prefetch_tensor_override_dim_stride: form number * 256 + support class, by number.
+inline constexpr long long cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table[] = {
+    256, 512, 768, 1024,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: level = L2, src = global, load_mode = tile, hint = none, override = true, override_dims = global_dim_stride.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension
+ *   lower_strides: the lower strides that replace the tensor map's, one 32-bit value per dimension after the first
+ *   upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    const PtxgenElem2 (&lower_strides)[PtxgenLength2],
+    std::uint16_t upper_stride
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d))),
+                  "ptxgen: cp.async.bulk.prefetch.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor_sizes(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(detail::cp_async_bulk_prefetch_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride));
+    static_assert(detail::cp_async_bulk_prefetch_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
     }
 #endif
 }
@@ -1949,7 +2585,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tens
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global, load_mode = im2col.
+ * Fixed by this wrapper: level = L2, src = global, load_mode = im2col, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenHint: hint (none, L2::cache_hint, L2::evict_last). a cache policy operand, or (PTX ISA 9.4, sm_107) .L2::evict_last
@@ -1974,10 +2610,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is required when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2011,7 +2647,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tens
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global, load_mode = im2col.
+ * Fixed by this wrapper: level = L2, src = global, load_mode = im2col, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenHint: hint (none, L2::cache_hint, L2::evict_last). a cache policy operand, or (PTX ISA 9.4, sm_107) .L2::evict_last
@@ -2038,10 +2674,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is only allowed when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2073,7 +2709,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 te
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global.
+ * Fixed by this wrapper: level = L2, src = global, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128).
@@ -2105,7 +2741,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is required when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -2142,7 +2778,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 te
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: level = L2, src = global.
+ * Fixed by this wrapper: level = L2, src = global, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128).
@@ -2176,7 +2812,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand cache_policy is only allowed when hint = L2::cache_hint");
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
@@ -2223,7 +2859,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, c
 /**
  * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
+ * Fixed by this wrapper: dst = global, src = shared::cta, override = false, override_dims = none, completion = bulk_group.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
@@ -2252,7 +2888,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, false, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2299,7 +2935,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, c
 /**
  * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
  *
- * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
+ * Fixed by this wrapper: dst = global, src = shared::cta, override = false, override_dims = none, completion = bulk_group.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
@@ -2330,7 +2966,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, false, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2347,6 +2983,193 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 40 forms of cp_reduce_async_bulk_tensor_override: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_tensor_override_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = global, src = shared::cta, load_mode = tile, override = true, override_dims = none, completion = bulk_group, cache_hint = false.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   src_mem:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_reduce_async_bulk_tensor_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cp_reduce_async_bulk_tensor_override_dim: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_tensor_override_dim_forms0_table[] = {
+    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dim = 1d, dst = global, src = shared::cta, load_mode = tile, override = true, override_dims = global_dim, completion = bulk_group, cache_hint = false.
+ * Template parameters:
+ *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension
+ *   src_mem:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_reduce_async_bulk_tensor_redop PtxgenRedop, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_dim_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_dim_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor_sizes(cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_reduce_async_bulk_tensor_override_dim_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 32 forms of cp_reduce_async_bulk_tensor_override_dim_stride: form number * 256 + support class, by number.
+inline constexpr long long cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table[] = {
+    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+};
+// Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cp.reduce.async.bulk.tensor`: TMA reduction of a shared::cta tile into a global tensor (spec: spec/instructions/cp_async_bulk_tensor.yaml).
+ *
+ * Fixed by this wrapper: dst = global, src = shared::cta, load_mode = tile, override = true, override_dims = global_dim_stride, completion = bulk_group, cache_hint = false.
+ * Template parameters:
+ *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
+ *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
+ * Operands:
+ *   tensor: [tensorMap, tensorCoords]
+ *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
+ *   tensor_sizes: the tensor sizes that replace the tensor map's, one 16-bit value per dimension
+ *   lower_strides: the lower strides that replace the tensor map's, one 32-bit value per dimension after the first
+ *   upper_stride: the upper stride that replaces the tensor map's (one 16-bit value)
+ *   src_mem:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(
+    const void* tensor_map,
+    const PtxgenElem0 (&tensor_coords)[PtxgenLength0],
+    std::uint64_t global_address,
+    const PtxgenElem1 (&tensor_sizes)[PtxgenLength1],
+    const PtxgenElem2 (&lower_strides)[PtxgenLength2],
+    std::uint16_t upper_stride,
+    ::ptxgen::ptx::shared_address src_mem
+) {
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop));
+    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d))),
+                  "ptxgen: cp.reduce.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor_sizes(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
+    static_assert(detail::cp_reduce_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
+    static_assert(detail::cp_reduce_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+                         detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    }
+#endif
+}
+
 /**
  * The array operands of cp_async_bulk_tensor_load_im2col for these qualifiers, as array types: declare
  * them as `typename cp_async_bulk_tensor_load_im2col_operands<...>::im2col_offsets im2col_offsets;`
@@ -2354,7 +3177,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
  */
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none))];
 };
 
 /**
@@ -2368,13 +3191,34 @@ struct cp_async_bulk_tensor_load_im2col_w_operands {
 };
 
 /**
+ * The array operands of cp_async_bulk_tensor_load_override_dim for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_load_override_dim_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none>
+struct cp_async_bulk_tensor_load_override_dim_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim::dim_1d, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim))];
+};
+
+/**
+ * The array operands of cp_async_bulk_tensor_load_override_dim_stride for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_load_override_dim_stride_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none>
+struct cp_async_bulk_tensor_load_override_dim_stride_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride))];
+    using lower_strides = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride))];
+};
+
+/**
  * The array operands of cp_async_bulk_tensor_load_im2col_multicast for these qualifiers, as array types: declare
  * them as `typename cp_async_bulk_tensor_load_im2col_multicast_operands<...>::im2col_offsets im2col_offsets;`
  * (std::extent gives the register count).
  */
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast = cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group PtxgenCtaGroup = cp_async_bulk_tensor_cta_group::none, bool PtxgenCacheHint = false>
 struct cp_async_bulk_tensor_load_im2col_multicast_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none))];
 };
 
 /**
@@ -2388,13 +3232,53 @@ struct cp_async_bulk_tensor_load_im2col_w_multicast_operands {
 };
 
 /**
+ * The array operands of cp_async_bulk_tensor_store_override_dim for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_store_override_dim_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+struct cp_async_bulk_tensor_store_override_dim_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim::dim_1d, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim))];
+};
+
+/**
+ * The array operands of cp_async_bulk_tensor_store_override_dim_stride for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_tensor_store_override_dim_stride_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_tensor_dim PtxgenDim>
+struct cp_async_bulk_tensor_store_override_dim_stride_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride))];
+    using lower_strides = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride))];
+};
+
+/**
+ * The array operands of cp_async_bulk_prefetch_tensor_override_dim for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_prefetch_tensor_override_dim_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+struct cp_async_bulk_prefetch_tensor_override_dim_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor_sizes(cp_async_bulk_prefetch_tensor_dim::dim_1d, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim))];
+};
+
+/**
+ * The array operands of cp_async_bulk_prefetch_tensor_override_dim_stride for these qualifiers, as array types: declare
+ * them as `typename cp_async_bulk_prefetch_tensor_override_dim_stride_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_async_bulk_prefetch_tensor_dim PtxgenDim>
+struct cp_async_bulk_prefetch_tensor_override_dim_stride_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor_sizes(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride))];
+    using lower_strides = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride))];
+};
+
+/**
  * The array operands of cp_async_bulk_prefetch_tensor_im2col for these qualifiers, as array types: declare
  * them as `typename cp_async_bulk_prefetch_tensor_im2col_operands<...>::im2col_offsets im2col_offsets;`
  * (std::extent gives the register count).
  */
 template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_hint PtxgenHint = cp_async_bulk_prefetch_tensor_hint::none>
 struct cp_async_bulk_prefetch_tensor_im2col_operands {
-    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint))];
+    using im2col_offsets = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none))];
 };
 
 /**
@@ -2405,6 +3289,27 @@ struct cp_async_bulk_prefetch_tensor_im2col_operands {
 template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode = cp_async_bulk_prefetch_tensor_load_mode::none, cp_async_bulk_prefetch_tensor_hint PtxgenHint = cp_async_bulk_prefetch_tensor_hint::none>
 struct cp_async_bulk_prefetch_tensor_im2col_w_operands {
     using im2col_w = std::uint16_t[2];
+};
+
+/**
+ * The array operands of cp_reduce_async_bulk_tensor_override_dim for these qualifiers, as array types: declare
+ * them as `typename cp_reduce_async_bulk_tensor_override_dim_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_reduce_async_bulk_tensor_redop PtxgenRedop>
+struct cp_reduce_async_bulk_tensor_override_dim_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor_sizes(cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim, cp_reduce_async_bulk_tensor_completion::bulk_group, false))];
+};
+
+/**
+ * The array operands of cp_reduce_async_bulk_tensor_override_dim_stride for these qualifiers, as array types: declare
+ * them as `typename cp_reduce_async_bulk_tensor_override_dim_stride_operands<...>::tensor_sizes tensor_sizes;`
+ * (std::extent gives the register count).
+ */
+template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop>
+struct cp_reduce_async_bulk_tensor_override_dim_stride_operands {
+    using tensor_sizes = std::uint16_t[static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor_sizes(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false))];
+    using lower_strides = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false))];
 };
 
 }  // namespace ptxgen::ptx
