@@ -41,8 +41,9 @@ version checks of the fast CLI paths can use it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -100,8 +101,10 @@ def check_version(versions: Sequence[str], version: str) -> str:
 def supported_at(support: Support, targets: Targets, version: str) -> bool:
     """Whether a form with ``support`` exists at ``version``: supported on some target
     that exists then, from that version or earlier."""
-    return any(support.supported(targets, t, version) for t in sorted(support.targets)
-               if t in targets.by_name)
+    if support.since is not None and vkey(support.since) > vkey(version):
+        return False
+    by_name = targets.by_name
+    return any(t in by_name and by_name[t].exists_at(version) for t in support.targets)
 
 
 def first_version(forms: Iterable[Form], targets: Targets) -> str | None:
@@ -313,9 +316,18 @@ class _Edit:
         return node
 
     def apply(self) -> Any:
+        """The edited data; the parts without edits are the original's (not copied)."""
+        touched: set[Path_] = set()
+        for path in (*self.dropped, *self.replaced):
+            touched.update(path[:i] for i in range(len(path)))
+        for path in (*self.appended, *self.put_keys):
+            touched.update(path[:i] for i in range(len(path) + 1))
+
         def walk(node: Any, old: Path_) -> Any:
             if old in self.replaced:
                 return copy.deepcopy(self.replaced[old])
+            if old not in touched:
+                return node
             if isinstance(node, dict):
                 out: dict[Any, Any] = {}
                 for k, v in node.items():
@@ -429,9 +441,9 @@ def _view_instruction(raw: Mapping[str, Any], ins: Instruction, version: str,
     return iv.edit.apply(), ins_view
 
 
-def _first_values(values: Iterable[str], order: Sequence[str]) -> list[str]:
-    seen = set(values)
+def _first_values(seen: frozenset[str], order: Sequence[str]) -> list[str]:
     return [v for v in order if v in seen]
+
 
 
 class _InstructionView:
@@ -474,9 +486,10 @@ class _InstructionView:
         self.kept = _kept_forms(ins, self.full_targets, x)
         if not self.kept:
             return False
-        for name, dom in ins.params:
-            self.domains[name] = _first_values((f.params[name] for f in self.kept), dom)
-            self.domset[name] = frozenset(self.domains[name])
+        columns = zip(*(f.values for f in self.kept), strict=True)
+        for (name, dom), column in zip(ins.params, columns, strict=True):
+            self.domset[name] = frozenset([value for _, value in column])
+            self.domains[name] = _first_values(self.domset[name], dom)
         for q in ins.qualifiers:
             if q.absent is not None and self.domains[q.name] == [q.absent]:
                 self.fixed[q.name] = q.absent
@@ -529,10 +542,15 @@ class _InstructionView:
                         not self._condition(path + ("when",), when)
                         or not self._any_kept(Condition.build(when))))):
                     self.edit.drop(path)
-        opcodes = {f.opcode for f in self.kept}
-        full_opcodes = set(ins.by_opcode)
-        for i, ex in enumerate(self.raw.get("examples", ())):
-            if ex["opcode"] in full_opcodes and ex["opcode"] not in opcodes:
+        examples = self.raw.get("examples", ())
+        n = len(ins.qualifiers)
+        kept_q = {f.values[:n] for f in self.kept} if examples else set()
+        full_q = {f.values[:n] for f in ins.forms} if examples else set()
+        for i, ex in enumerate(examples):
+            # the qualifier values the example's opcode reads as
+            read = [tuple((q.name, p[q.name]) for q in ins.qualifiers)
+                    for p in ins.parse_opcode(ex["opcode"])[0]]
+            if not full_q.isdisjoint(read) and kept_q.isdisjoint(read):
                 self.edit.drop(self.base + ("examples", i))
             else:
                 self.examples.append(ins.examples[i])
@@ -925,7 +943,12 @@ class _InstructionView:
         return out
 
     def _any_kept(self, cond: Condition) -> bool:
-        """Whether some form of the view meets the condition ``cond``."""
+        """Whether some form of the view meets the condition ``cond`` (on one name: some
+        value the view has for it)."""
+        items = cond.items
+        if len(items) == 1:
+            name, matcher = items[0]
+            return any(matcher(v) for v in self.domains[name])
         return any(cond(f.params) for f in self.kept)
 
     # -- the model of the view ----------------------------------------------------------
@@ -941,18 +964,17 @@ class _InstructionView:
                        examples=tuple(self.examples), targets=self.vt,
                        descriptor_rules=tuple(self.descriptor_rules),
                        deviations=tuple(self.deviations))
-        names = view.param_names
-        keep = {f.values for f in self.kept}
-        fixed = tuple(self.fixed.items())
+        # positions whose values the view narrows (a fixed name: to its one value)
+        narrowed = [(i, self.domset[n]) for i, (n, dom) in enumerate(ins.params)
+                    if len(self.domset[n]) != len(dom)]
+        kept = {id(f) for f in self.kept}
         used = {id(f.combination) for f in self.kept}
-        domset = [(n, self.domset[n]) for n in names]
         needed: dict[tuple[str, ...], None] = {}
         for f in ins.forms:
-            if f.values in keep or id(f.combination) not in used:
+            if id(f) in kept or id(f.combination) not in used:
                 continue
-            params = f.params
-            if all(params[n] == v for n, v in fixed) and all(
-                    params[n] in dom for n, dom in domset):
+            values = f.values
+            if all(values[i][1] in dom for i, dom in narrowed):
                 # a form of the whole spec that the view's rules allow: it does not exist
                 # at the version, so a rule must refuse it
                 gates = f.support.gates
@@ -970,8 +992,17 @@ class _InstructionView:
         forms = []
         supports: dict[int, Support] = {}
         with_combinations = bool(view.combinations)
+        at = [i for i, (n, _) in enumerate(ins.params) if n not in self.fixed]
+        project: Callable[[tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]] | None
+        if len(at) == len(ins.params):
+            project = None  # no name is fixed: the values of the whole spec's form
+        elif len(at) > 1:
+            project = itemgetter(*at)
+        else:
+            def project(values: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+                return tuple(values[i] for i in at)
         for f in self.kept:
-            vf = Form(view, tuple(p for p in f.values if p[0] not in self.fixed))
+            vf = Form(view, f.values if project is None else project(f.values))
             s = f.support
             vs = supports.get(id(s))
             if vs is None:
