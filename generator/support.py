@@ -163,9 +163,12 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     lines: list[str] = []
     code = EXIT_SUPPORTED
     if target is None:
-        shown = {t: v for t, v in union.items()
-                 if version is None or (targets.get(t).exists_at(asked)
-                 and vkey(asked) >= vkey(v))}
+        if version is None:
+            shown = union
+        else:
+            from ptxgen.model.versions import matrix_at  # what the PTX ISA view has
+
+            shown = matrix_at(union, targets, asked)
         head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
                 f"{opcode}: a valid {found.instruction.name} form, supported on")
         lines.append(f"{head} {len(shown)} target(s)")

@@ -107,6 +107,15 @@ def supported_at(support: Support, targets: Targets, version: str) -> bool:
     return any(t in by_name and by_name[t].exists_at(version) for t in support.targets)
 
 
+def matrix_at(matrix: Mapping[str, str], targets: Targets, version: str) -> dict[str, str]:
+    """The rows of a support matrix ({target: first version}) as of ``version``: the
+    targets that exist then, from that version or earlier (a form's matrix in the view
+    of ``version``; ``ptxgen support --ptx-isa`` lists them)."""
+    x = vkey(version)
+    return {t: v for t, v in matrix.items()
+            if targets.get(t).exists_at(version) and vkey(v) <= x}
+
+
 def first_version(forms: Iterable[Form], targets: Targets) -> str | None:
     """The first PTX ISA version at which any of ``forms`` exists (on some target)."""
     firsts = [v for f in forms for v in f.support.matrix(targets).values()]
@@ -1077,5 +1086,5 @@ def _plain(v: str) -> Any:
 
 __all__ = ["ViewError", "appears_in", "at", "check_descriptor_at", "check_version",
            "descriptor_appears_in", "descriptor_exists_at", "descriptor_since", "exists_at",
-           "first_version", "instructions_at", "spec_versions", "supported_at",
+           "first_version", "instructions_at", "matrix_at", "spec_versions", "supported_at",
            "targets_at", "targets_data_at"]
