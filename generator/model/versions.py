@@ -25,14 +25,27 @@ smaller spec and do not change. Every element of the model knows when it exists:
   whose ``since`` is later (``variants``); the shapes of a kind are those of the
   instructions of the view.
 
-The rules of an instruction as of a version are written out as spec data (the
-generated ``ptxgen.isa.ptx`` embeds them, and builds the same model from them), so
-the instruction of the view is built from that data; the view is checked against
-the full spec's support matrix before it is returned: every form and every (target,
-first version) of the view is exactly what the full spec says for that version
-(:class:`ViewError` otherwise). Elements keep their sources: descriptor elements
-their ``file:line``, and ``ptxgen diff --ptx-isa`` locates the rest in the real spec
-files (only elements the view has).
+The view is a query on the model, not a second build: its targets are the whole
+spec's :class:`Target` objects that exist then (:func:`targets_at`); each instruction
+of the view is the whole spec's :class:`Instruction` with every element (qualifier,
+operand, alternative, combination, rule, gate, value gate, deviation, descriptor rule,
+wrapper) kept as it is, narrowed to the values the remaining forms use, retargeted, or
+dropped; and its forms are the whole spec's forms supported at the version, with their
+support on the targets of then. No spec data is parsed, no instruction is built from
+data and no form is enumerated again.
+
+The rules of an instruction as of a version are also written out as spec data, by the
+same decisions, element by element (the generated ``ptxgen.isa.ptx`` embeds that data
+and builds its model from it: the tests check that this model is the view's, element by
+element and form by form, and that every form's support matrix is the whole spec's at
+the version). A view that cannot be written (a target selection no selector of the
+version names, a rule that refuses every form) is a :class:`ViewError`. Elements keep
+their sources: descriptor elements their ``file:line``, and ``ptxgen diff --ptx-isa``
+locates the rest in the real spec files (only elements the view has).
+
+``ptxgen support --ptx-isa`` lists the rows of a form's support matrix that the view
+has (:func:`matrix_at`), and validation's version checks (the descriptors' ``since``)
+use :func:`first_version`.
 
 This module imports neither YAML nor Jinja nor JSON Schema at import time, so the
 version checks of the fast CLI paths can use it.
