@@ -258,6 +258,24 @@ def test_a_view_is_a_query_on_the_model(monkeypatch: pytest.MonkeyPatch) -> None
         assert sum(len(i.forms) for i in iset.instructions) > 0
 
 
+def test_the_generated_module_answers_the_same_query() -> None:
+    """The view is a query on any model of the spec: on the instruction set that the
+    generated ``ptxgen.isa.ptx`` builds from its embedded data (what ``ptxgen support``
+    answers from) it gives the instructions and forms of the view of the spec files."""
+    from ptxgen.isa import ptx
+    from ptxgen.model.versions import instructions_at
+
+    for version in ("8.6", "9.0"):
+        got = instructions_at(ptx.instruction_set(), version)
+        want = view(version).instructions
+        assert got is not None and want is not None
+        assert got.targets == want.targets
+        assert [i.id for i in got.instructions] == [i.id for i in want.instructions]
+        for a, b in zip(got.instructions, want.instructions, strict=True):
+            assert [f.key for f in a.forms] == [f.key for f in b.forms], a.id
+            assert [f.support for f in a.forms] == [f.support for f in b.forms], a.id
+
+
 @pytest.mark.parametrize("version", ("6.3", "7.0", "7.8", "8.0", "8.2", "8.5", "8.6", "8.7",
                                      "8.8", "9.0", "9.4", "9.5"))
 def test_a_view_is_the_model_its_spec_data_builds(version: str) -> None:

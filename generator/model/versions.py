@@ -260,14 +260,17 @@ def _view(spec: Spec, version: str) -> Spec:
                 vt)
 
 
-def instructions_at(full: InstructionSet, version: str, vt: Targets) -> InstructionSet | None:
-    """The instruction set as of ``version`` on the view's targets ``vt``
-    (:func:`targets_at`), made from the model of the whole spec: each instruction keeps
-    the forms supported at the version (its model objects filtered and retargeted, its
-    forms those of the whole spec's model), with the spec data it is written as (what
-    ``ptxgen.isa.ptx`` embeds). None when no instruction exists at the version."""
+def instructions_at(full: InstructionSet, version: str, vt: Targets | None = None
+                    ) -> InstructionSet | None:
+    """The instruction set as of ``version`` on the view's targets ``vt`` (default:
+    :func:`targets_at` of ``full``'s), made from the model of the whole spec: each
+    instruction keeps the forms supported at the version (its model objects filtered and
+    retargeted, its forms those of the whole spec's model), with the spec data it is
+    written as (what ``ptxgen.isa.ptx`` embeds). None when no instruction exists then."""
     assert full.data is not None
     _, files = full.data
+    if vt is None:
+        vt = targets_at(full.targets, version)
     by_id = {i.id: i for i in full.instructions}
     existing = frozenset(vt.names)
     instructions: list[Instruction] = []
