@@ -26,6 +26,7 @@ from ptxgen.model.instructions import (
     vkey,
 )
 from ptxgen.model.targets import Targets
+from ptxgen.model.versions import matrix_at
 
 EXIT_SUPPORTED, EXIT_UNSUPPORTED = 0, 1
 
@@ -77,13 +78,6 @@ def _variant_notes(forms: tuple[Form, ...], union: dict[str, str], targets: Targ
     return notes
 
 
-def _at(matrix: dict[str, str], targets: Targets, version: str) -> dict[str, str]:
-    """The part of a support matrix that the PTX ISA ``version`` view has: the targets
-    that exist then and have the form (or value) by then."""
-    return {t: v for t, v in matrix.items()
-            if targets.get(t).exists_at(version) and vkey(version) >= vkey(v)}
-
-
 def _value_gates(forms: tuple[Form, ...], targets: Targets,
                  toolkit: str | None, version: str | None = None) -> list[dict[str, Any]]:
     """The immediate values of the forms that exist only on some of their targets or
@@ -106,7 +100,7 @@ def _value_gates(forms: tuple[Form, ...], targets: Targets,
                     value = first_allowed(vg.values)
                     matrix = value_support(ins, f.params, u, value, toolkit).matrix(targets)
                     if version is not None:
-                        matrix = _at(matrix, targets, version)
+                        matrix = matrix_at(matrix, targets, version)
                         if not matrix:
                             continue
                     out.append({"operand": u.name, "values": spec_text(vg.values),
@@ -179,7 +173,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     lines: list[str] = []
     code = EXIT_SUPPORTED
     if target is None:
-        shown = union if version is None else _at(union, targets, asked)
+        shown = union if version is None else matrix_at(union, targets, asked)
         head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
                 f"{opcode}: a valid {found.instruction.name} form, supported on")
         lines.append(f"{head} {len(shown)} target(s)")

@@ -236,6 +236,81 @@ def test_a_view_is_made_once_per_version() -> None:
     assert at(spec, "8.7").instructions is not None
 
 
+def test_a_view_is_a_query_on_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making a view builds no instruction from spec data and enumerates no forms: its
+    instructions, forms and targets are made from the whole spec's model."""
+    from ptxgen.model import instructions, targets
+
+    fresh = build_model(docs())  # the same instruction objects (built once per run)
+    assert fresh.instructions is not None
+    for ins in fresh.instructions.instructions:
+        assert ins.forms  # the whole spec's forms, enumerated before
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a view rebuilt the model from spec data")
+
+    monkeypatch.setattr(instructions, "_build_instruction", refuse)
+    monkeypatch.setattr(instructions.Instruction, "_search", refuse)
+    monkeypatch.setattr(targets, "_build_targets", refuse)
+    for version in ("7.8", "8.6", "9.0", "9.5"):
+        iset = at(fresh, version).instructions
+        assert iset is not None
+        assert sum(len(i.forms) for i in iset.instructions) > 0
+
+
+def test_the_generated_module_answers_the_same_query() -> None:
+    """The view is a query on any model of the spec: on the instruction set that the
+    generated ``ptxgen.isa.ptx`` builds from its embedded data (what ``ptxgen support``
+    answers from) it gives the instructions and forms of the view of the spec files."""
+    from ptxgen.isa import ptx
+    from ptxgen.model.versions import instructions_at
+
+    for version in ("8.6", "9.0"):
+        got = instructions_at(ptx.instruction_set(), version)
+        want = view(version).instructions
+        assert got is not None and want is not None
+        assert got.targets == want.targets
+        assert [i.id for i in got.instructions] == [i.id for i in want.instructions]
+        for a, b in zip(got.instructions, want.instructions, strict=True):
+            assert [f.key for f in a.forms] == [f.key for f in b.forms], a.id
+            assert [f.support for f in a.forms] == [f.support for f in b.forms], a.id
+
+
+@pytest.mark.parametrize("version", ("6.3", "7.0", "7.8", "8.0", "8.2", "8.5", "8.6", "8.7",
+                                     "8.8", "9.0", "9.4", "9.5"))
+def test_a_view_is_the_model_its_spec_data_builds(version: str) -> None:
+    """The view's model (made from the whole spec's model) is exactly the model that the
+    ordinary builder makes from the spec data the view writes (what the generated
+    ``ptxgen.isa.ptx`` embeds): every element, every form in order, each form's support,
+    combination and operands; and each form's support matrix is the whole spec's at the
+    version."""
+    from ptxgen.model.instructions import build_instruction_set
+
+    full = whole().instructions
+    iset = view(version).instructions
+    assert full is not None and iset is not None and iset.data is not None
+    built = build_instruction_set(*iset.data)
+    assert built.targets == iset.targets
+    assert built.targets.targets == iset.targets.targets
+    assert built.notes == iset.notes
+    assert [i.id for i in built.instructions] == [i.id for i in iset.instructions]
+    x = vkey(version)
+    existing = set(iset.targets.names)
+    for want, got in zip(built.instructions, iset.instructions, strict=True):
+        assert got == want, got.id  # every field, element by element
+        assert [f.values for f in got.forms] == [f.values for f in want.forms], got.id
+        whole_forms = {ident(f): f for f in full.get(got.id).forms}
+        for fg, fw in zip(got.forms, want.forms, strict=True):
+            assert fg.support == fw.support, fg.key
+            assert fg.combination == fw.combination, fg.key
+            assert fg.operands == fw.operands, fg.key
+        for fg in got.forms[:: max(1, len(got.forms) // 50)]:
+            whole_form = whole_forms[ident(fg)]
+            assert fg.support.matrix(iset.targets) == {
+                t: v for t, v in whole_form.support.matrix(full.targets).items()
+                if t in existing and vkey(v) <= x}, fg.key
+
+
 # -- the command line --------------------------------------------------------------------------
 
 def test_generate_and_check_a_view(tmp_path: Path) -> None:

@@ -25,14 +25,27 @@ smaller spec and do not change. Every element of the model knows when it exists:
   whose ``since`` is later (``variants``); the shapes of a kind are those of the
   instructions of the view.
 
-The rules of an instruction as of a version are written out as spec data (the
-generated ``ptxgen.isa.ptx`` embeds them, and builds the same model from them), so
-the instruction of the view is built from that data; the view is checked against
-the full spec's support matrix before it is returned: every form and every (target,
-first version) of the view is exactly what the full spec says for that version
-(:class:`ViewError` otherwise). Elements keep their sources: descriptor elements
-their ``file:line``, and ``ptxgen diff --ptx-isa`` locates the rest in the real spec
-files (only elements the view has).
+The view is a query on the model, not a second build: its targets are the whole
+spec's :class:`Target` objects that exist then (:func:`targets_at`); each instruction
+of the view is the whole spec's :class:`Instruction` with every element (qualifier,
+operand, alternative, combination, rule, gate, value gate, deviation, descriptor rule,
+wrapper) kept as it is, narrowed to the values the remaining forms use, retargeted, or
+dropped; and its forms are the whole spec's forms supported at the version, with their
+support on the targets of then. No spec data is parsed, no instruction is built from
+data and no form is enumerated again.
+
+The rules of an instruction as of a version are also written out as spec data, by the
+same decisions, element by element (the generated ``ptxgen.isa.ptx`` embeds that data
+and builds its model from it: the tests check that this model is the view's, element by
+element and form by form, and that every form's support matrix is the whole spec's at
+the version). A view that cannot be written (a target selection no selector of the
+version names, a rule that refuses every form) is a :class:`ViewError`. Elements keep
+their sources: descriptor elements their ``file:line``, and ``ptxgen diff --ptx-isa``
+locates the rest in the real spec files (only elements the view has).
+
+``ptxgen support --ptx-isa`` lists the rows of a form's support matrix that the view
+has (:func:`matrix_at`), and validation's version checks (the descriptors' ``since``)
+use :func:`first_version`.
 
 This module imports neither YAML nor Jinja nor JSON Schema at import time, so the
 version checks of the fast CLI paths can use it.
@@ -41,29 +54,38 @@ version checks of the fast CLI paths can use it.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ptxgen.model import Spec
 from ptxgen.model.descriptors import Descriptor, descriptor_since, with_shapes, without_shapes
 from ptxgen.model.instructions import (
     FALSE,
     TRUE,
+    Combination,
     Condition,
+    DescriptorRule,
     Form,
+    Gate,
     Instruction,
     InstructionSet,
     Matcher,
+    Operand,
+    Qualifier,
+    Rule,
     Support,
     ValueGate,
-    build_instruction,
-    build_instruction_set,
+    Wrapper,
     norm,
+    rule_targets,
     vkey,
 )
 from ptxgen.model.targets import Targets, build_targets
+
+_T = TypeVar("_T")
 
 Path_ = tuple[str | int, ...]
 
@@ -92,8 +114,19 @@ def check_version(versions: Sequence[str], version: str) -> str:
 def supported_at(support: Support, targets: Targets, version: str) -> bool:
     """Whether a form with ``support`` exists at ``version``: supported on some target
     that exists then, from that version or earlier."""
-    return any(support.supported(targets, t, version) for t in sorted(support.targets)
-               if t in targets.by_name)
+    if support.since is not None and vkey(support.since) > vkey(version):
+        return False
+    by_name = targets.by_name
+    return any(t in by_name and by_name[t].exists_at(version) for t in support.targets)
+
+
+def matrix_at(matrix: Mapping[str, str], targets: Targets, version: str) -> dict[str, str]:
+    """The rows of a support matrix ({target: first version}) as of ``version``: the
+    targets that exist then, from that version or earlier (a form's matrix in the view
+    of ``version``; ``ptxgen support --ptx-isa`` lists them)."""
+    x = vkey(version)
+    return {t: v for t, v in matrix.items()
+            if targets.get(t).exists_at(version) and vkey(v) <= x}
 
 
 def first_version(forms: Iterable[Form], targets: Targets) -> str | None:
@@ -208,27 +241,14 @@ def at(spec: Spec, version: str) -> Spec:
 
 def _view(spec: Spec, version: str) -> Spec:
     assert spec.targets is not None and spec.targets.data is not None
-    vdata = targets_data_at(spec.targets.data, version)
-    vt = build_targets(vdata)
+    vt = targets_at(spec.targets, version)
     gone: set[str] = set()
     iset: InstructionSet | None = None
     full = spec.instructions
     if full is not None:
-        assert full.data is not None
-        _, files = full.data
-        by_id = {i.id: i for i in full.instructions}
-        view_files: list[tuple[str, Mapping[str, Any]]] = []
-        for rel, data in files:
-            raws = [r for r in (_view_instruction(raw, by_id[raw["id"]], version,
-                                                  full.targets, vt)
-                                for raw in data["instructions"]) if r is not None]
-            if raws:
-                view_files.append((rel, {k: raws if k == "instructions" else v
-                                         for k, v in data.items()}))
-            else:
-                gone.add(rel)
-        if view_files:
-            iset = build_instruction_set(vdata, view_files)
+        iset = instructions_at(full, version, vt)
+        gone = {rel for rel, _ in (full.data or ({}, ()))[1]} - {
+            rel for rel, _ in (iset.data if iset is not None and iset.data else ({}, ()))[1]}
     descriptors = []
     for d in spec.descriptors:
         vd = _view_descriptor(d, version)
@@ -240,7 +260,43 @@ def _view(spec: Spec, version: str) -> Spec:
                 vt)
 
 
-# -- editing spec data ----------------------------------------------------------------------
+def instructions_at(full: InstructionSet, version: str, vt: Targets | None = None
+                    ) -> InstructionSet | None:
+    """The instruction set as of ``version`` on the view's targets ``vt`` (default:
+    :func:`targets_at` of ``full``'s), made from the model of the whole spec: each
+    instruction keeps the forms supported at the version (its model objects filtered and
+    retargeted, its forms those of the whole spec's model), with the spec data it is
+    written as (what ``ptxgen.isa.ptx`` embeds). None when no instruction exists then."""
+    assert full.data is not None
+    _, files = full.data
+    if vt is None:
+        vt = targets_at(full.targets, version)
+    by_id = {i.id: i for i in full.instructions}
+    existing = frozenset(vt.names)
+    instructions: list[Instruction] = []
+    view_files: list[tuple[str, Mapping[str, Any]]] = []
+    for rel, data in files:
+        raws: list[Any] = []
+        for raw in data["instructions"]:
+            made = _view_instruction(raw, by_id[raw["id"]], version, full.targets, vt,
+                                     existing)
+            if made is not None:
+                raws.append(made[0])
+                instructions.append(made[1])
+        if raws:
+            view_files.append((rel, {k: raws if k == "instructions" else v
+                                     for k, v in data.items()}))
+    if not view_files:
+        return None
+    kept = {rel for rel, _ in view_files} | {TARGETS_FILE}
+    assert vt.data is not None
+    return InstructionSet(vt, tuple(instructions),
+                          tuple(n for n in full.notes if n.spec_file in kept),
+                          (vt.data, tuple(view_files)))
+
+
+TARGETS_FILE = "spec/targets.yaml"  # the spec file of the targets' notes
+
 
 class _Edit:
     """Edits of one element's data, addressed by paths into the *original* data and
@@ -285,9 +341,18 @@ class _Edit:
         return node
 
     def apply(self) -> Any:
+        """The edited data; the parts without edits are the original's (not copied)."""
+        touched: set[Path_] = set()
+        for path in (*self.dropped, *self.replaced):
+            touched.update(path[:i] for i in range(len(path)))
+        for path in (*self.appended, *self.put_keys):
+            touched.update(path[:i] for i in range(len(path) + 1))
+
         def walk(node: Any, old: Path_) -> Any:
             if old in self.replaced:
                 return copy.deepcopy(self.replaced[old])
+            if old not in touched:
+                return node
             if isinstance(node, dict):
                 out: dict[Any, Any] = {}
                 for k, v in node.items():
@@ -310,7 +375,27 @@ class _Edit:
 _MISSING = object()
 
 
+
 # -- targets --------------------------------------------------------------------------------
+
+def targets_at(targets: Targets, version: str) -> Targets:
+    """The targets as of ``version``, from the model of the whole spec's targets: the
+    PTX ISA versions and CUDA toolkits up to it, the targets that exist then, each with
+    the one name it has then (no renames), and the families reduced to those targets.
+    Their data (:attr:`Targets.data`) is :func:`targets_data_at` of the whole spec's."""
+    assert targets.data is not None
+    x = vkey(version)
+    existing = tuple(replace(t, until=None, renamed_to=None) if t.until is not None
+                     or t.renamed_to is not None else t
+                     for t in targets.targets if t.exists_at(version))
+    sms = {t.sm for t in existing}
+    families = {name: kept for name, members in targets.families.items()
+                if (kept := tuple(m for m in members if m in sms))}
+    return Targets(tuple(v for v in targets.versions if vkey(v) <= x), existing, families,
+                   targets.suffix_macros,
+                   tuple((c, p) for c, p in targets.toolkits if vkey(str(p)) <= x),
+                   targets_data_at(targets.data, version))
+
 
 def targets_data_at(data: Mapping[str, Any], version: str) -> Any:
     """``spec/targets.yaml``'s data as of ``version`` (the data the view's targets are
@@ -370,32 +455,29 @@ def _view_descriptor(d: Descriptor, version: str) -> Descriptor | None:
 # -- instructions -----------------------------------------------------------------------------
 
 def _view_instruction(raw: Mapping[str, Any], ins: Instruction, version: str,
-                      full: Targets, vt: Targets) -> Mapping[str, Any] | None:
-    """The spec data of one instruction as of ``version``; None when no form of it exists
-    then."""
-    iv = _InstructionView(raw, ins, version, full, vt)
+                      full: Targets, vt: Targets, existing: frozenset[str]
+                      ) -> tuple[Any, Instruction] | None:
+    """The spec data and the model of one instruction as of ``version``; None when no
+    form of it exists then."""
+    iv = _InstructionView(raw, ins, version, full, vt, existing)
     if not iv.plan():
         return None
-    for _ in range(8):
-        view = iv.edit.apply()
-        built = build_instruction(view, vt, ins.spec_file)
-        if not iv.exclude(built):
-            iv.verify(built)
-            return view  # type: ignore[no-any-return]
-    raise ViewError(f"{ins.spec_file}: {ins.id}: the PTX ISA {version} view does not "
-                    "converge")
+    ins_view = iv.instruction()  # adds the rules that keep forms out to the data too
+    return iv.edit.apply(), ins_view
 
 
-def _first_values(values: Iterable[str], order: Sequence[str]) -> list[str]:
-    seen = set(values)
+def _first_values(seen: frozenset[str], order: Sequence[str]) -> list[str]:
     return [v for v in order if v in seen]
 
 
+
 class _InstructionView:
-    """The edits that turn one instruction into its view at ``version``."""
+    """One instruction as of ``version``: its model, made from the whole spec's model
+    objects (each element kept, dropped or narrowed to the forms that exist then), and
+    the edits that write its spec data, decided together element by element."""
 
     def __init__(self, raw: Mapping[str, Any], ins: Instruction, version: str,
-                 full_targets: Targets, vt: Targets) -> None:
+                 full_targets: Targets, vt: Targets, existing: frozenset[str]) -> None:
         self.edit = _Edit(raw)
         self.base: Path_ = ()
         self.raw = raw
@@ -405,21 +487,34 @@ class _InstructionView:
         self.vt = vt
         self.kept: list[Form] = []
         self.domains: dict[str, list[str]] = {}
+        self.domset: dict[str, frozenset[str]] = {}
         self.fixed: dict[str, str] = {}
         self.excluded: dict[str, str] = {}  # gate id -> why it is gone
-        self.exclusions: set[tuple[str, ...]] = set()
-        self.existing: frozenset[str] = frozenset()
+        self.existing = existing
+        # the model objects of the view, element by element
+        self.qualifiers: list[Qualifier] = []
+        self.operands: list[Operand] = []
+        self.combinations: dict[int, Combination] = {}  # by id() of the whole spec's
+        self.rules: list[Rule] = []
+        self.gates: list[Gate] = []
+        self.wrappers: list[Wrapper] = []
+        self.seed_syntax: list[tuple[str, str, Condition]] = []
+        self.descriptor_rules: list[DescriptorRule] = []
+        self.deviations: list[Gate] = []
+        self.examples: list[Mapping[str, Any]] = []
 
     # -- planning ----------------------------------------------------------------------
     def plan(self) -> bool:
-        """Record the edits; False when no form of the instruction exists at the version."""
+        """Decide every element; False when no form of the instruction exists at the
+        version."""
         ins, x = self.ins, self.version
-        self.kept = [f for f in ins.forms if supported_at(f.support, self.full_targets, x)]
+        self.kept = _kept_forms(ins, self.full_targets, x)
         if not self.kept:
             return False
-        self.existing = frozenset(t.name for t in self.full_targets.targets if t.exists_at(x))
-        for name, dom in ins.params:
-            self.domains[name] = _first_values((f.params[name] for f in self.kept), dom)
+        columns = zip(*(f.values for f in self.kept), strict=True)
+        for (name, dom), column in zip(ins.params, columns, strict=True):
+            self.domset[name] = frozenset([value for _, value in column])
+            self.domains[name] = _first_values(self.domset[name], dom)
         for q in ins.qualifiers:
             if q.absent is not None and self.domains[q.name] == [q.absent]:
                 self.fixed[q.name] = q.absent
@@ -431,15 +526,35 @@ class _InstructionView:
         self._operands()
         self._combinations()
         self._rules()
-        for key in ("wrappers", "seed_syntax"):
-            for i, item in enumerate(self.raw.get(key, ())):
-                when = item["when"]
-                path = self.base + (key, i)
-                if not self._condition(path + ("when",), when) or not self._any_kept(when):
-                    self.edit.drop(path)
-        # Lists the view does not know by name (descriptor_rules, ...): an item whose
-        # condition no remaining form meets, or whose operand is gone, goes.
+        for w, item, path in self._items("wrappers", ins.wrappers):
+            when = self._when_kept(path, item["when"], w.when)
+            if when is not None:
+                self.wrappers.append(w if when is w.when else replace(w, when=when))
+        for (seed, block, cond), item, path in self._items("seed_syntax", ins.seed_syntax):
+            when = self._when_kept(path, item["when"], cond)
+            if when is not None:
+                self.seed_syntax.append((seed, block, when))
         gone = {o.name for o in ins.operands if o.name in self.fixed}
+        for d, item, path in self._items("deviations", ins.deviations):
+            when = self._when_kept(path, item["when"], d.when)
+            if when is not None:
+                self.deviations.append(replace(d, when=when,
+                                               targets=self._targets_of(d.selectors)))
+        for r, item, path in self._items("descriptor_rules", ins.descriptor_rules):
+            when = None if item["operand"] in gone else self._when_kept(
+                path, item["when"], r.when)
+            if when is None:
+                self.edit.drop(path)
+                continue
+            selectors = self._rule_targets(path, item)
+            if selectors is None:
+                continue
+            self.descriptor_rules.append(replace(
+                r, when=when, targets=rule_targets(self.vt, selectors),
+                selectors=tuple(selectors.get("targets", ())),
+                except_selectors=tuple(selectors.get("except_targets", ()))))
+        # Lists the view does not know by name: an item whose condition no remaining
+        # form meets, or whose operand is gone, goes (the model has no such lists).
         for key, items in self.raw.items():
             if key in _KNOWN or not isinstance(items, list):
                 continue
@@ -450,16 +565,39 @@ class _InstructionView:
                 when = item.get("when")
                 if (item.get("operand") in gone or (isinstance(when, Mapping) and (
                         not self._condition(path + ("when",), when)
-                        or not self._any_kept(when)))):
+                        or not self._any_kept(Condition.build(when))))):
                     self.edit.drop(path)
-                elif key == "descriptor_rules":
-                    self._rule_targets(path, item)
-        opcodes = {f.opcode for f in self.kept}
-        full_opcodes = set(ins.by_opcode)
-        for i, ex in enumerate(self.raw.get("examples", ())):
-            if ex["opcode"] in full_opcodes and ex["opcode"] not in opcodes:
+        examples = self.raw.get("examples", ())
+        n = len(ins.qualifiers)
+        kept_q = {f.values[:n] for f in self.kept} if examples else set()
+        full_q = {f.values[:n] for f in ins.forms} if examples else set()
+        for i, ex in enumerate(examples):
+            # the qualifier values the example's opcode reads as
+            read = [tuple((q.name, p[q.name]) for q in ins.qualifiers)
+                    for p in ins.parse_opcode(ex["opcode"])[0]]
+            if not full_q.isdisjoint(read) and kept_q.isdisjoint(read):
                 self.edit.drop(self.base + ("examples", i))
+            else:
+                self.examples.append(ins.examples[i])
         return True
+
+    def _items(self, key: str, objects: Sequence[_T]
+               ) -> Iterator[tuple[_T, Mapping[str, Any], Path_]]:
+        """(model object, its spec data, its data path) of one list of the instruction."""
+        items = self.raw.get(key, ())
+        if len(items) != len(objects):
+            raise ViewError(f"{self.ins.id}: {key}: the model and the spec data differ")
+        for i, (obj, item) in enumerate(zip(objects, items, strict=True)):
+            yield obj, item, self.base + (key, i)
+
+    def _when_kept(self, path: Path_, raw: Mapping[str, Any], cond: Condition
+                   ) -> Condition | None:
+        """The condition of an item as of the version, or None (the item goes) when no
+        form of the view meets it."""
+        if not self._condition(path + ("when",), raw) or not self._any_kept(cond):
+            self.edit.drop(path)
+            return None
+        return self._cond(cond, raw)
 
     def _why_excluded(self, since: str | None, targets: frozenset[str] | None) -> str | None:
         if since is not None and vkey(since) > vkey(self.version):
@@ -470,21 +608,35 @@ class _InstructionView:
         return None
 
     def _gates(self) -> None:
-        for j, g in enumerate(self.ins.gates):
-            path = self.base + ("gates", j)
+        for g, item, path in self._items("gates", self.ins.gates):
             why = self._why_excluded(g.since, g.targets)
             if why is not None:
                 self.edit.drop(path)
                 self.excluded[g.id] = why
-            elif not self._condition(path + ("when",), self.raw["gates"][j]["when"]):
+            elif not self._condition(path + ("when",), item["when"]):
                 self.edit.drop(path)
             else:
-                self._retarget(path, g.selectors, g.targets)
+                self.gates.append(self._gate(g, path, self._cond(g.when, item["when"])))
 
-    def _retarget(self, path: Path_, selectors: Sequence[str],
-                  targets: frozenset[str] | None) -> None:
+    def _gate(self, g: Gate, path: Path_, when: Condition) -> Gate:
+        """A gate with the condition ``when``, on the targets of its that exist then."""
+        selectors = self._retarget(path, g.selectors, g.targets)
+        if when is g.when and selectors == g.selectors and g.targets is None:
+            return g
+        return replace(g, when=when, selectors=selectors, targets=self._targets_of(selectors))
+
+    def _targets_of(self, selectors: Sequence[str]) -> frozenset[str] | None:
+        """The view's targets that ``selectors`` select (None: no selector, every one)."""
+        if not selectors:
+            return None
+        return frozenset().union(*(self.vt.select(s) for s in selectors))
+
+    def _retarget(self, path: Path_, selectors: tuple[str, ...],
+                  targets: frozenset[str] | None) -> tuple[str, ...]:
+        """The selectors that select, on the view's targets, the ``targets`` that exist at
+        the version (written as before where they still select them)."""
         if targets is None:
-            return
+            return selectors
         want = targets & self.existing
         out: list[str] = []
         changed = False
@@ -507,8 +659,10 @@ class _InstructionView:
             raise ViewError(f"{self.ins.spec_file}: {self.ins.id}: the targets "
                             f"{', '.join(selectors)} cannot be written at PTX ISA "
                             f"{self.version}")
-        if changed:
-            self.edit.replace(path + ("targets",), out)
+        if not changed:
+            return selectors
+        self.edit.replace(path + ("targets",), out)
+        return tuple(out)
 
     def _selectors_for(self, names: frozenset[str]) -> list[str] | None:
         """Target selectors of the view that select exactly ``names`` (None: none do)."""
@@ -521,26 +675,30 @@ class _InstructionView:
                 got |= self.vt.select(sel)
         return out if out and got == names else None
 
-    def _rule_targets(self, path: Path_, item: Mapping[str, Any]) -> None:
-        """A target-dependent descriptor rule as of the version: on the targets that exist
-        then. A rule whose targets do not exist yet goes; ``except_targets`` that do not
-        exist yet leave a rule that holds on every target (written ``targets``, so that it
-        is still checked only where the target is known)."""
+    def _rule_targets(self, path: Path_, item: Mapping[str, Any]
+                      ) -> dict[str, list[str]] | None:
+        """A target-dependent descriptor rule as of the version, as its ``targets`` /
+        ``except_targets`` then ({}: none), or None when it goes: on the targets that
+        exist then. A rule whose targets do not exist yet goes; ``except_targets`` that do
+        not exist yet leave a rule that holds on every target (written ``targets``, so that
+        it is still checked only where the target is known)."""
         key = "targets" if item.get("targets") else "except_targets"
         if not item.get(key):
-            return
+            return {k: list(item[k]) for k in ("targets", "except_targets") if k in item}
         selected = frozenset().union(*(self.full_targets.select(x) for x in item[key]))
         here = selected & self.existing
         if key == "targets" and not here:
             self.edit.drop(path)
-            return
+            return None
+        out_keys = {k: list(item[k]) for k in ("targets", "except_targets") if k in item}
         if key == "except_targets" and not here:
             self.edit.drop(path + (key,))
+            del out_keys[key]
             key, here = "targets", self.existing
         if here == selected and key in item:
             try:
                 if frozenset().union(*(self.vt.select(x) for x in item[key])) == here:
-                    return
+                    return out_keys
             except (KeyError, ValueError):
                 pass
         out = self._selectors_for(here)
@@ -549,38 +707,52 @@ class _InstructionView:
                             f"targets {', '.join(item[key] if key in item else ())} cannot be "
                             f"written at PTX ISA {self.version}")
         self.edit.put(path + (key,), out)
+        out_keys[key] = out
+        return out_keys
 
     def _qualifiers(self) -> None:
-        for i, q in enumerate(self.ins.qualifiers):
-            path = self.base + ("qualifiers", i)
-            raw = self.raw["qualifiers"][i]
+        for q, raw, path in self._items("qualifiers", self.ins.qualifiers):
             if q.name in self.fixed:
                 self.edit.drop(path)
                 continue
-            dom = self.domains[q.name]
+            dom = self.domset[q.name]
+            values, numeric = q.values, q.numeric
             if not q.flag:
                 vals = raw["values"]
                 if isinstance(vals, list):
+                    here = []
                     for j, v in enumerate(vals):
-                        if norm(v) not in dom:
+                        if norm(v) in dom:
+                            here.append(v)
+                        else:
                             self.edit.drop(path + ("values", j))
+                    if len(here) != len(vals):
+                        values = tuple(norm(v) for v in here)
+                        numeric = all(isinstance(v, int) for v in here)
                 elif [v for v in q.values if v not in dom]:
-                    self.edit.replace(path + ("values",),
-                                      [int(v) if q.numeric else v for v in q.values
-                                       if v in dom])
-            for j, a in enumerate(raw.get("aliases", ())):
+                    here = [int(v) if q.numeric else v for v in q.values if v in dom]
+                    self.edit.replace(path + ("values",), here)
+                    values = tuple(norm(v) for v in here)
+                    numeric = all(isinstance(v, int) for v in here)
+            aliases = []
+            for j, (a, ra) in enumerate(zip(q.aliases, raw.get("aliases", ()), strict=True)):
                 pa = path + ("aliases", j)
-                if (norm(a["value"]) not in dom or norm(a["same_as"]) not in dom
-                        or not self._condition(pa + ("when",), a["when"])):
+                if (a.value not in dom or a.same_as not in dom
+                        or not self._condition(pa + ("when",), ra["when"])):
                     self.edit.drop(pa)
+                else:
+                    aliases.append(replace(a, when=self._cond(a.when, ra["when"])))
+            derived = []
             for j, d in enumerate(raw.get("derived", ())):
                 if d in self.fixed:
                     self.edit.drop(path + ("derived", j))
+                else:
+                    derived.append(d)
+            self.qualifiers.append(replace(q, values=values, numeric=numeric,
+                                           aliases=tuple(aliases), derived=tuple(derived)))
 
     def _operands(self) -> None:
-        for i, o in enumerate(self.ins.operands):
-            path = self.base + ("operands", i)
-            raw = self.raw["operands"][i]
+        for o, raw, path in self._items("operands", self.ins.operands):
             if o.name in self.fixed or ("when" in raw and not self._condition(
                     path + ("when",), raw["when"])):
                 if o.choice:
@@ -588,15 +760,20 @@ class _InstructionView:
                                     f"never appears at PTX ISA {self.version}")
                 self.edit.drop(path)
                 continue
+            choice = o.choice
             if o.choice:
-                dom = self.domains[o.name]
-                for j, a in enumerate(raw["choice"]):
-                    if a["name"] not in dom:
+                dom = self.domset[o.name]
+                alts = []
+                for j, (a, ra) in enumerate(zip(o.choice, raw["choice"], strict=True)):
+                    if a.name not in dom:
                         self.edit.drop(path + ("choice", j))
-                    else:
-                        for key in ("type", "count"):
-                            if key in a:
-                                self._value_spec(path + ("choice", j, key), a[key])
+                        continue
+                    for key in ("type", "count"):
+                        if key in ra:
+                            self._value_spec(path + ("choice", j, key), ra[key])
+                    alts.append(replace(a, type=self._resolve(a.type),
+                                        count=self._resolve(a.count)))
+                choice = tuple(alts)
             for key in ("type", "count", "values", "immediate_values"):
                 if key in raw:
                     self._value_spec(path + (key,), raw[key])
@@ -604,63 +781,90 @@ class _InstructionView:
                 self._value_spec(path + ("immediate_deviations", j, "values"), d["values"])
             for j, e in enumerate(raw.get("elements", ())):
                 self._value_spec(path + ("elements", j, "values"), e["values"])
-            self._value_gates(path, o.value_gates, raw.get("value_gates", ()))
+            self.operands.append(replace(
+                o, when=self._cond(o.when, raw.get("when")), choice=choice,
+                type=self._resolve(o.type), count=self._resolve(o.count),
+                values=self._resolve(o.values),
+                immediate_values=self._resolve(o.immediate_values),
+                immediate_deviations=tuple((t, self._resolve(v), m)
+                                           for t, v, m in o.immediate_deviations),
+                elements=tuple((n, self._resolve(v)) for n, v in o.elements),
+                value_gates=self._value_gates(path, o.value_gates,
+                                              raw.get("value_gates", ()))))
 
     def _value_gates(self, path: Path_, gates: Sequence[ValueGate],
-                     raw: Sequence[Mapping[str, Any]]) -> None:
+                     raw: Sequence[Mapping[str, Any]]) -> tuple[ValueGate, ...]:
         """An operand's value gates as of the version, as the instruction's gates: one
         that needs a later version, or whose targets do not exist yet, goes; the others
         keep the targets that exist then, written with the view's selectors."""
+        out = []
         for j, vg in enumerate(gates):
             pg = path + ("value_gates", j)
             g = vg.gate
+            when = raw[j].get("when")
             if (self._why_excluded(g.since, g.targets) is not None
-                    or not self._condition(pg + ("when",), raw[j].get("when"))):
+                    or not self._condition(pg + ("when",), when)):
                 self.edit.drop(pg)
                 continue
-            self._retarget(pg, g.selectors, g.targets)
             self._value_spec(pg + ("values",), raw[j]["values"])
+            out.append(ValueGate(self._gate(g, pg, self._cond(g.when, when)),
+                                 self._resolve(vg.values)))
+        return tuple(out)
 
     def _combinations(self) -> None:
-        for k, c in enumerate(self.ins.combinations):
-            path = self.base + ("combinations", k)
-            raw = self.raw["combinations"][k]
-            used = any(f.combination is c for f in self.kept)
+        used = {id(f.combination) for f in self.kept}
+        for c, raw, path in self._items("combinations", self.ins.combinations):
             # Items of a match on kept names stay even where they always hold: a
             # combination requires the optional qualifiers it does not name to be absent.
-            if not used or not self._condition(path + ("match",), raw["match"]):
+            if id(c) not in used or not self._condition(path + ("match",), raw["match"]):
                 self.edit.drop(path)
                 continue
-            if c.gate is not None:
-                self._retarget(path, c.gate.selectors, c.gate.targets)
+            match = self._cond(c.match, raw["match"])
+            gate = None if c.gate is None else self._gate(c.gate, path, match)
             for name, spec in raw.get("operands", {}).items():
                 self._value_spec(path + ("operands", name), spec)
+            self.combinations[id(c)] = replace(
+                c, match=match, gate=gate,
+                operands={n: self._resolve(s) for n, s in c.operands.items()})
 
     def _rules(self) -> None:
-        for r, raw in enumerate(self.raw.get("rules", ())):
-            self._rule(self.base + ("rules", r), raw)
+        for r, raw, path in self._items("rules", self.ins.rules):
+            rule = self._rule(path, raw, r)
+            if rule is not None:
+                self.rules.append(rule)
 
-    def _rule(self, path: Path_, raw: Mapping[str, Any]) -> None:
+    def _rule(self, path: Path_, raw: Mapping[str, Any], r: Rule) -> Rule | None:
         if not self._condition(path + ("when",), raw["when"]):
             self.edit.drop(path)
-            return
+            return None
+        when = self._cond(r.when, raw["when"])
+        require, forbid, equal, accepts = r.require, r.forbid, r.equal, r.ptxas_accepts
         holds_always = True
         violated = False
         if "require" in raw:
             if not self._condition(path + ("require",), raw["require"]):
                 violated = True
                 self.edit.drop(path + ("require",))
-            elif self._remaining(raw["require"]):
-                holds_always = False
+                require = Condition(())
+            else:
+                require = self._cond(r.require, raw["require"])
+                if self._remaining(raw["require"]):
+                    holds_always = False
         if "forbid" in raw and not violated:
+            assert r.forbid is not None
             if not self._condition(path + ("forbid",), raw["forbid"]):
                 self.edit.drop(path + ("forbid",))
+                forbid = None
             else:
+                forbid = self._cond(r.forbid, raw["forbid"])
                 holds_always = False
-        if "ptxas_accepts" in raw and not self._condition(path + ("ptxas_accepts",),
-                                                          raw["ptxas_accepts"]):
-            self.edit.drop(path + ("ptxas_accepts",))
-        equal = list(raw.get("equal", ()))
+        if "ptxas_accepts" in raw:
+            assert r.ptxas_accepts is not None
+            if not self._condition(path + ("ptxas_accepts",), raw["ptxas_accepts"]):
+                self.edit.drop(path + ("ptxas_accepts",))
+                accepts = None
+            else:
+                accepts = self._cond(r.ptxas_accepts, raw["ptxas_accepts"])
         if equal and not violated:
             fixed = {self.fixed[n] for n in equal if n in self.fixed}
             free = [n for n in equal if n not in self.fixed]
@@ -668,16 +872,18 @@ class _InstructionView:
                 violated = True
             elif fixed:
                 v = fixed.pop()
-                require = {n: m for n, m in raw.get("require", {}).items()
-                           if n not in self.fixed}
+                required = {n: m for n, m in raw.get("require", {}).items()
+                            if n not in self.fixed}
                 for n in free:
-                    if n in require:
+                    if n in required:
                         raise ViewError(f"{self.ins.id}: rule {raw['id']}: cannot "
                                         f"evaluate at PTX ISA {self.version}")
-                    require[n] = v
+                    required[n] = v
                 self.edit.drop(path + ("equal",))
-                if require:
-                    self.edit.put(path + ("require",), require)
+                equal = ()
+                if required:
+                    self.edit.put(path + ("require",), required)
+                    require = Condition.build(required)
                     holds_always = False
             else:
                 holds_always = False
@@ -686,9 +892,12 @@ class _InstructionView:
                 raise ViewError(f"{self.ins.id}: rule {raw['id']} refuses every form at "
                                 f"PTX ISA {self.version}")
             self.edit.put(path + ("forbid",), {})
-            return
-        if holds_always:
+            forbid = Condition(())
+        elif holds_always:
             self.edit.drop(path)
+            return None
+        return replace(r, when=when, require=require, forbid=forbid, equal=equal,
+                       ptxas_accepts=accepts)
 
     # -- conditions and value specs ----------------------------------------------------
     def _remaining(self, cond: Mapping[str, Any]) -> list[str]:
@@ -711,9 +920,26 @@ class _InstructionView:
                 self.edit.drop(path + (name,))
             elif isinstance(raw, list):
                 for j, v in enumerate(raw):
-                    if norm(v) not in dom:
+                    if norm(v) not in self.domset[name]:
                         self.edit.drop(path + (name, j))
         return True
+
+    def _cond(self, cond: Condition, raw: Mapping[str, Any] | None) -> Condition:
+        """The model of a condition that :meth:`_condition` edited (``raw``: its data):
+        without the items on removed names, lists without the values the view does not
+        have."""
+        items = []
+        changed = False
+        for name, m in cond.items:
+            if name in self.fixed:
+                changed = True
+                continue
+            if raw is not None and isinstance(raw[name], list) and not m.values <= (
+                    dom := self.domset[name]):
+                m = Matcher(m.values & dom, m.negate)
+                changed = True
+            items.append((name, m))
+        return Condition(tuple(items)) if changed else cond
 
     def _value_spec(self, path: Path_, spec: Any) -> None:
         """A value spec (``by`` / ``div`` / literal) with removed names resolved and the
@@ -741,90 +967,133 @@ class _InstructionView:
             return out["default"]
         return out
 
-    # -- the forms that came back, and the check ------------------------------------------
-    def _project(self, params: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
-        return tuple(map(params.__getitem__, names))
-
-    def _any_kept(self, when: Mapping[str, Any] | None) -> bool:
-        """Whether some form of the view meets the spec condition ``when``."""
-        cond = Condition.build(when)
+    def _any_kept(self, cond: Condition) -> bool:
+        """Whether some form of the view meets the condition ``cond`` (on one name: some
+        value the view has for it)."""
+        items = cond.items
+        if len(items) == 1:
+            name, matcher = items[0]
+            return any(matcher(v) for v in self.domains[name])
         return any(cond(f.params) for f in self.kept)
 
-    def exclude(self, built: Instruction) -> bool:
-        """Add rules for view forms that do not exist at the version; True if any."""
-        names = built.param_names
-        kept = {self._project(f.params, names) for f in self.kept}
-        full = {self._project(f.params, names): f for f in self.ins.forms
-                if all(f.params[n] == v for n, v in self.fixed.items())}
+    # -- the model of the view ----------------------------------------------------------
+    def instruction(self) -> Instruction:
+        """The instruction as of the version: the elements :meth:`plan` kept, a rule per
+        set of gates that kept forms of the whole spec out (they would come back where the
+        gates are gone), and the kept forms, with their support on the view's targets."""
+        ins = self.ins
+        view = replace(ins, qualifiers=tuple(self.qualifiers), operands=tuple(self.operands),
+                       combinations=tuple(self.combinations.values()),
+                       rules=tuple(self.rules), gates=tuple(self.gates),
+                       wrappers=tuple(self.wrappers), seed_syntax=tuple(self.seed_syntax),
+                       examples=tuple(self.examples), targets=self.vt,
+                       descriptor_rules=tuple(self.descriptor_rules),
+                       deviations=tuple(self.deviations))
+        # positions whose values the view narrows (a fixed name: to its one value)
+        narrowed = [(i, self.domset[n]) for i, (n, dom) in enumerate(ins.params)
+                    if len(self.domset[n]) != len(dom)]
+        kept = {id(f) for f in self.kept}
+        used = {id(f.combination) for f in self.kept}
         needed: dict[tuple[str, ...], None] = {}
-        for f in built.forms:
-            key = self._project(f.params, names)
-            if key in kept:
+        for f in ins.forms:
+            if id(f) in kept or id(f.combination) not in used:
                 continue
-            original = full.get(key)
-            if original is None:
-                raise ViewError(f"{self.ins.id}: {f.key} is not a form of the spec")
-            gates = original.support.gates
-            why = [g for g in gates if g in self.excluded]
-            ids = tuple(why[:1]) or tuple(gates)
-            if ids in self.exclusions:
-                raise ViewError(f"{self.ins.id}: {f.key} cannot be excluded at PTX ISA "
-                                f"{self.version}")
-            needed[ids] = None
-        for ids in needed:
-            self.exclusions.add(ids)
-            self._exclusion_rule(ids, built)
-        return bool(needed)
+            values = f.values
+            if all(values[i][1] in dom for i, dom in narrowed):
+                # a form of the whole spec that the view's rules allow: it does not exist
+                # at the version, so a rule must refuse it
+                gates = f.support.gates
+                why = [g for g in gates if g in self.excluded]
+                needed[tuple(why[:1]) or tuple(gates)] = None
+        rules = [self._exclusion_rule(ids, view) for ids in needed]
+        if rules:
+            view = replace(view, rules=view.rules + tuple(rules))
+            for f in self.kept:
+                params = f.params
+                hit = next((r for r in rules if r.when(params)), None)
+                if hit is not None:
+                    raise ViewError(f"{ins.id}: the PTX ISA {self.version} view lost form "
+                                    f"{f.key} (rule {hit.id})")
+        forms = []
+        supports: dict[int, Support] = {}
+        with_combinations = bool(view.combinations)
+        at = [i for i, (n, _) in enumerate(ins.params) if n not in self.fixed]
+        project: Callable[[tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]] | None
+        if len(at) == len(ins.params):
+            project = None  # no name is fixed: the values of the whole spec's form
+        elif len(at) > 1:
+            project = itemgetter(*at)
+        else:
+            def project(values: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+                return tuple(values[i] for i in at)
+        for f in self.kept:
+            vf = Form(view, f.values if project is None else project(f.values))
+            s = f.support
+            vs = supports.get(id(s))
+            if vs is None:
+                vs = supports[id(s)] = Support(s.targets & self.existing, s.since, s.gates)
+            vf.__dict__["support"] = vs
+            if "opcode" in f.__dict__:
+                vf.__dict__["opcode"] = f.__dict__["opcode"]
+            if with_combinations:
+                vf.__dict__["combination"] = self.combinations[id(f.combination)]
+                if f.__dict__.get("_combination_count") == 1:
+                    vf.__dict__["_combination_count"] = 1
+            forms.append(vf)
+        view.__dict__["forms"] = tuple(forms)
+        return view
 
-    def _exclusion_rule(self, ids: tuple[str, ...], built: Instruction) -> None:
+    def _exclusion_rule(self, ids: tuple[str, ...], view: Instruction) -> Rule:
+        """The rule that refuses the forms the gates ``ids`` allow at later versions or on
+        targets that do not exist yet (written to the data too)."""
         gates = {g.id: g for g in self.ins.gates}
         for c in self.ins.combinations:
             if c.gate is not None:
                 gates.setdefault(c.gate.id, c.gate)
-        when: dict[str, Any] = {}
+        when: dict[str, list[str]] = {}
         for gid in ids:
             g = gates[gid]
             for name, m in g.when.items:
                 if name in self.fixed:
                     continue
-                dom = self.domains[name]
-                hits = [v for v in dom if m(v)]
+                hits = [v for v in self.domains[name] if m(v)]
                 if name in when:
                     hits = [v for v in hits if v in when[name]]
                 when[name] = hits
         if not when:
             raise ViewError(f"{self.ins.id}: gate(s) {', '.join(ids)} exclude every form at "
                             f"PTX ISA {self.version}")
-        q_numeric = {q.name: q.numeric for q in built.qualifiers}
+        q_numeric = {q.name: q.numeric for q in view.qualifiers}
         cond = {n: [int(v) if q_numeric.get(n) else _plain(v) for v in vals]
                 for n, vals in when.items()}
         why = self.excluded.get(ids[0], "")
         reason = why or (f"on no target that exists at PTX ISA {self.version} (gates "
                          f"{', '.join(ids)})")
-        rule = {"id": f"ptx-isa-{self.version}-{'-'.join(ids)}", "when": cond, "forbid": {},
-                "message": f"not available at PTX ISA {self.version}: {reason}"}
-        self.edit.append(self.base + ("rules",), rule)
+        rid = f"ptx-isa-{self.version}-{'-'.join(ids)}"
+        message = f"not available at PTX ISA {self.version}: {reason}"
+        self.edit.append(self.base + ("rules",), {"id": rid, "when": cond, "forbid": {},
+                                                  "message": message})
+        return Rule(rid, Condition.build(cond), Condition(()), Condition(()), (),
+                    " ".join(message.split()), self.ins.provenance)
 
-    def verify(self, built: Instruction) -> None:
-        """The view's forms and support matrix are the full spec's at the version."""
-        names = built.param_names
-        want = {self._project(f.params, names): f for f in self.kept}
-        got = {self._project(f.params, names): f for f in built.forms}
-        if set(want) != set(got):
-            missing = sorted(want.keys() - got.keys())[:3]
-            raise ViewError(f"{self.ins.id}: the PTX ISA {self.version} view lost forms "
-                            f"{missing}")
-        x = vkey(self.version)
-        for key, f in got.items():
-            full = {t: v for t, v in want[key].support.matrix(self.full_targets).items()
-                    if t in self.existing and vkey(v) <= x}
-            if f.support.matrix(self.vt) != full:
-                raise ViewError(f"{self.ins.id}: {f.key}: support at PTX ISA "
-                                f"{self.version} differs from the spec's")
+
+def _kept_forms(ins: Instruction, targets: Targets, version: str) -> list[Form]:
+    """The forms of ``ins`` supported at ``version`` (:func:`supported_at`, decided once
+    per distinct support)."""
+    memo: dict[int, bool] = {}
+    out = []
+    for f in ins.forms:
+        s = f.support
+        ok = memo.get(id(s))
+        if ok is None:
+            ok = memo[id(s)] = supported_at(s, targets, version)
+        if ok:
+            out.append(f)
+    return out
 
 
 _KNOWN = frozenset({"qualifiers", "operands", "combinations", "rules", "gates", "wrappers",
-                    "seed_syntax", "examples"})
+                    "seed_syntax", "examples", "deviations", "descriptor_rules"})
 
 
 def _plain(v: str) -> Any:
@@ -833,4 +1102,5 @@ def _plain(v: str) -> Any:
 
 __all__ = ["ViewError", "appears_in", "at", "check_descriptor_at", "check_version",
            "descriptor_appears_in", "descriptor_exists_at", "descriptor_since", "exists_at",
-           "first_version", "spec_versions", "supported_at", "targets_data_at"]
+           "first_version", "instructions_at", "matrix_at", "spec_versions", "supported_at",
+           "targets_at", "targets_data_at"]
