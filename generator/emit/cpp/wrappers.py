@@ -324,6 +324,7 @@ class _Helpers:
         env = {q.name: escape.ident(q.name) for q in self.quals}
         self.cond = _Cond(ins, {}, env)
         self._slots: list[int] | None = None
+        self._combinations: dict[Condition, int] | None = None  # the number of each
         # the helpers used outside the checks (array operand types in a wrapper's
         # signature and its traits, derived qualifiers): the others are only in the passes
         # that run the checks
@@ -387,19 +388,41 @@ class _Helpers:
         if name in self.defs:
             return name
         body: list[str] = []
+        cases: list[str] = []
         for comb, spec in spec_by_comb:
             if comb is None:
                 body += _spec_lines(spec, self.cond, result, "    ")
                 continue
-            test = _and(self.cond.cond(comb), self._absent_unlisted(comb))
-            if test is False:
+            k = self.combination_index(comb)
+            if k is None:
                 continue
-            body.append(f"    if ({cpp_bool(test)}) {{")
-            body += _spec_lines(spec, self.cond, result, "        ")
-            body.append("    }")
+            cases += [f"    case {k}:", *_spec_lines(spec, self.cond, result, "        "),
+                      "        break;"]
+        if cases:  # the combination's case (the combinations do not overlap)
+            body += [f"    switch ({self.combination_call()}) {{", *cases, "    }"]
         body.append(f"    return {result(None)};")
         self.defs[name] = {"ret": ret, "name": name, "params": self.params(), "body": body}
         return name
+
+    def combination_index(self, comb: Condition) -> int | None:
+        """The number of a combination in ``<id>_combination`` (None: it cannot hold)."""
+        if self._combinations is None:
+            self._combinations = {}
+            tests: list[str] = []
+            for c in self.ins.combinations:
+                test = _and(self.cond.cond(c.match), self._absent_unlisted(c.match))
+                if test is not False and c.match not in self._combinations:
+                    self._combinations[c.match] = len(tests)
+                    tests.append(f"    if ({cpp_bool(test)}) return {len(tests)};")
+            name = escape.ident(f"{self.ins.id}_combination")
+            self.defs[name] = {"ret": "int", "name": name, "params": self.params(),
+                               "body": [*tests, "    return -1;"]}
+            self.visible.add(name)  # the helpers outside the checks use it too
+        return self._combinations.get(comb)
+
+    def combination_call(self) -> str:
+        name = escape.ident(f"{self.ins.id}_combination")
+        return f"{name}({', '.join(escape.ident(q.name) for q in self.quals)})"
 
     def _absent_unlisted(self, comb: Condition) -> str | bool:
         named = comb.names
@@ -926,7 +949,8 @@ class _Wrapper:
                 "statement_texts": [texts.get(e[0]) for e in entries],
                 "statement_tparams": ", ".join(t for t in tparams if t.startswith("class ")),
                 "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e}
-                            for (m, fr, si, e) in classes]}
+                            for (m, fr, si, e) in classes],
+                "gates": escape.ident(f"{fn}_gates"), "errors": escape.ident(f"{fn}_errors")}
 
     def asm(self, f: Form, imm_refs: Mapping[str, str],
             opcode_operand: str | None = None) -> str:
@@ -1281,7 +1305,12 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         check_helpers += [h for n, h in hp.defs.items() if n not in hp.visible]
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+    host_helpers = _host_helpers(helpers, list(traits.values()), functions)
     return {"statement_groups": _statement_groups(stem, functions),
+            "host_helpers": [h for h in helpers if h["name"] in host_helpers],
+            "device_helpers": [h for h in helpers if h["name"] not in host_helpers],
+            "host_functions": _host_declarations(ins, functions),
+            "result_structs": [f["result_struct"] for f in functions if f["result_struct"]],
             "check_helpers": check_helpers, "guard": f"PTXGEN_PTX_{stem.upper()}_HPP",
             "enums": enums, "helpers": helpers,
             "stem": stem, "family": f"0x{family:x}ull",
@@ -1294,6 +1323,45 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
+
+
+def _host_helpers(helpers: list[dict[str, Any]], traits: list[dict[str, Any]],
+                  functions: list[dict[str, Any]]) -> set[str]:
+    """The helpers the operand traits and the wrappers' return types use, directly or
+    through another helper: the host pass sees those, so it sees these too (and no other
+    helper)."""
+    names = {h["name"]: h for h in helpers}
+    word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+    todo = [" ".join(f"{ctype} {count}" for t in traits for _, ctype, count in t["arrays"]),
+            " ".join(f["ret"] for f in functions)]
+    found: set[str] = set()
+    while todo and word is not None:
+        for n in word.findall(todo.pop()):
+            if n not in found:
+                found.add(n)
+                todo.append(" ".join(names[n]["body"]) + " " + names[n]["params"])
+    return found
+
+
+def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the host pass declares of the wrappers: one function template per name and
+    operand count, whose operands take anything (braced lists too) and whose body only
+    returns the wrapper's type. The host compiler never runs device code, and the
+    device passes check every call against the real wrappers."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in functions:
+        key = (f["name"], len(f["params"]))
+        # a return type that depends on the qualifiers needs them by name; the pack
+        # takes the immediates' and arrays' parameters, if given
+        tps = (f"{f['qualifier_template']}, auto... PtxgenRest"
+               if "Ptxgen" in f["ret"] and f.get("qualifier_template") else "auto... PtxgenQ")
+        d = out.setdefault(key, {"name": f["name"], "ret": f["ret"], "template": tps,
+                                 "params": ", ".join(["detail::host_arg"] * key[1]),
+                                 "body": "" if f["ret"] == "void" else f"return {f['ret']}{{}}; "})
+        if d["ret"] != f["ret"]:
+            raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
+                             f"returns {d['ret']} in one overload and {f['ret']} in another")
+    return list(out.values())
 
 
 def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -60,7 +60,12 @@ enum class cp_async_mbarrier_arrive_type : int {
     b64,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
@@ -96,8 +101,11 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(long long v) {
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -106,6 +114,16 @@ namespace detail {
 inline constexpr long long cp_async_forms0_table[] = {
     0, 257, 513, 769, 2048, 2305, 2561, 2817,
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 74},
+};
+inline constexpr void (*const cp_async_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
@@ -147,14 +165,12 @@ PTXGEN_PTX_DEVICE void cp_async(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_forms0_gates[ptxgen_c])) {
+        detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem);
+    } else {
+        detail::refuse<detail::cp_async_forms0_gates[ptxgen_c].from, detail::cp_async_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -166,6 +182,14 @@ namespace detail {
 inline constexpr long long cp_async_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_forms1_gates[] = {
+    {0x1ffffffeull, 800, 74},
+};
+inline constexpr void (*const cp_async_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -209,11 +233,12 @@ PTXGEN_PTX_DEVICE void cp_async(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_forms1_gates[ptxgen_c])) {
+        detail::cp_async_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_forms1_gates[ptxgen_c].from, detail::cp_async_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -225,6 +250,16 @@ namespace detail {
 inline constexpr long long cp_async_src_size_forms0_table[] = {
     0, 257, 513, 769, 2048, 2305, 2561, 2817,
     4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_src_size_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 74},
+};
+inline constexpr void (*const cp_async_src_size_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -268,14 +303,12 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_src_size_forms0_gates[ptxgen_c])) {
+        detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size);
+    } else {
+        detail::refuse<detail::cp_async_src_size_forms0_gates[ptxgen_c].from, detail::cp_async_src_size_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -287,6 +320,14 @@ namespace detail {
 inline constexpr long long cp_async_src_size_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_src_size_forms1_gates[] = {
+    {0x1ffffffeull, 800, 74},
+};
+inline constexpr void (*const cp_async_src_size_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -332,11 +373,12 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_src_size_forms1_gates[ptxgen_c])) {
+        detail::cp_async_src_size_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_src_size_forms1_gates[ptxgen_c].from, detail::cp_async_src_size_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -348,6 +390,14 @@ namespace detail {
 inline constexpr long long cp_async_ignore_src_forms0_table[] = {
     0, 256, 512, 768, 2048, 2304, 2560, 2816,
     4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_ignore_src_forms0_gates[] = {
+    {0x1ffffffeull, 800, 75},
+};
+inline constexpr void (*const cp_async_ignore_src_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -391,11 +441,12 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_ignore_src_forms0_gates[ptxgen_c])) {
+        detail::cp_async_ignore_src_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src);
+    } else {
+        detail::refuse<detail::cp_async_ignore_src_forms0_gates[ptxgen_c].from, detail::cp_async_ignore_src_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -407,6 +458,14 @@ namespace detail {
 inline constexpr long long cp_async_ignore_src_forms1_table[] = {
     1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
     5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_ignore_src_forms1_gates[] = {
+    {0x1ffffffeull, 800, 75},
+};
+inline constexpr void (*const cp_async_ignore_src_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -452,11 +511,12 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_ignore_src_forms1_gates[ptxgen_c])) {
+        detail::cp_async_ignore_src_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_ignore_src_forms1_gates[ptxgen_c].from, detail::cp_async_ignore_src_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -532,6 +592,16 @@ namespace detail {
 inline constexpr long long cp_async_mbarrier_arrive_forms0_table[] = {
     0, 256, 513, 768, 1024, 1281,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_mbarrier_arrive_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+};
+inline constexpr void (*const cp_async_mbarrier_arrive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+};
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive_forms0(PtxgenA0 addr);
@@ -562,17 +632,37 @@ PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_mbarrier_arrive_forms0_gates[ptxgen_c])) {
+        detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr);
+    } else {
+        detail::refuse<detail::cp_async_mbarrier_arrive_forms0_gates[ptxgen_c].from, detail::cp_async_mbarrier_arrive_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_wait_group(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_wait_all() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -134,7 +134,12 @@ enum class cp_reduce_async_bulk_type : int {
     f64,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
@@ -193,8 +198,11 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool re
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -203,6 +211,18 @@ namespace detail {
 inline constexpr long long cp_async_bulk_forms0_table[] = {
     0, 257, 513, 769, 1025, 1281, 1537, 3586,
     3841, 4097, 4353, 4609, 4865, 5121,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 86},
+    {0xc0000ull, 0, 94},
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -243,17 +263,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar);
+    } else {
+        detail::refuse<detail::cp_async_bulk_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -265,6 +280,18 @@ namespace detail {
 inline constexpr long long cp_async_bulk_forms1_table[] = {
     1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
     5633, 5889, 6145, 6401, 6657, 6913,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 86},
+    {0xc0000ull, 0, 94},
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -307,17 +334,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -329,6 +351,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_multicast_cluster_forms0_table[] = {
     3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
     7425, 7681, 7937, 8193, 8449, 8705,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_multicast_cluster_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_multicast_cluster_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -373,14 +405,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_multicast_cluster_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_multicast_cluster_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_multicast_cluster_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -392,6 +422,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_multicast_cluster_forms1_table[] = {
     5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
     9217, 9473, 9729, 9985, 10241, 10497,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_multicast_cluster_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_multicast_cluster_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -438,14 +478,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_multicast_cluster_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_multicast_cluster_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_multicast_cluster_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -456,6 +494,16 @@ namespace detail {
 // The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_ignore_oob_forms0_table[] = {
     0, 257,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_ignore_oob_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 92},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_ignore_oob_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -501,14 +549,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_ignore_oob_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    } else {
+        detail::refuse<detail::cp_async_bulk_ignore_oob_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_ignore_oob_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -519,6 +565,16 @@ namespace detail {
 // The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_ignore_oob_forms1_table[] = {
     1792, 2049,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_ignore_oob_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 92},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_ignore_oob_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -566,14 +622,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_ignore_oob_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_ignore_oob_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_ignore_oob_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -613,6 +667,14 @@ namespace detail {
 inline constexpr long long cp_async_bulk_to_global_forms0_table[] = {
     0,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_to_global_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_to_global_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+};
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size);
@@ -648,11 +710,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size);
+    } else {
+        detail::refuse<detail::cp_async_bulk_to_global_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -663,6 +726,14 @@ namespace detail {
 // The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_to_global_forms1_table[] = {
     256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_to_global_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_to_global_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -701,11 +772,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_to_global_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -716,6 +788,14 @@ namespace detail {
 // The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_to_global_cp_mask_forms0_table[] = {
     0,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_to_global_cp_mask_forms0_gates[] = {
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_to_global_cp_mask_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -754,11 +834,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_index>(dst_mem, src_mem, size, byte_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_cp_mask_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_index>(dst_mem, src_mem, size, byte_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_to_global_cp_mask_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_cp_mask_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -769,6 +850,14 @@ namespace detail {
 // The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_to_global_cp_mask_forms1_table[] = {
     256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_to_global_cp_mask_forms1_gates[] = {
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_to_global_cp_mask_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -809,11 +898,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy, byte_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_cp_mask_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy, byte_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_to_global_cp_mask_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_cp_mask_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -824,6 +914,16 @@ namespace detail {
 // The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_prefetch_forms0_table[] = {
     0, 513,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -858,14 +958,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -876,6 +974,14 @@ namespace detail {
 // The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_prefetch_forms1_table[] = {
     256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -912,11 +1018,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms1<ptxgen_index>(src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_forms1<ptxgen_index>(src_mem, size, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -928,6 +1035,14 @@ namespace detail {
 inline constexpr long long cp_reduce_async_bulk_forms0_table[] = {
     256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
     10496, 12800, 15360, 17920,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_reduce_async_bulk_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_reduce_async_bulk_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -965,11 +1080,12 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_forms0_gates[ptxgen_c])) {
+        detail::cp_reduce_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar);
+    } else {
+        detail::refuse<detail::cp_reduce_async_bulk_forms0_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -983,6 +1099,16 @@ inline constexpr long long cp_reduce_async_bulk_to_global_forms0_table[] = {
     11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
     24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
     61440, 64512, 71680, 74752,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_reduce_async_bulk_to_global_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 94},
+};
+inline constexpr void (*const cp_reduce_async_bulk_to_global_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1022,14 +1148,12 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_to_global_forms0_gates[ptxgen_c])) {
+        detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size);
+    } else {
+        detail::refuse<detail::cp_reduce_async_bulk_to_global_forms0_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_to_global_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1043,6 +1167,16 @@ inline constexpr long long cp_reduce_async_bulk_to_global_forms1_table[] = {
     11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
     25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
     61952, 65024, 72192, 75264,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_reduce_async_bulk_to_global_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 94},
+};
+inline constexpr void (*const cp_reduce_async_bulk_to_global_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1084,14 +1218,12 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_to_global_forms1_gates[ptxgen_c])) {
+        detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy);
+    } else {
+        detail::refuse<detail::cp_reduce_async_bulk_to_global_forms1_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_to_global_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1121,6 +1253,14 @@ namespace detail {
 // The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_wait_group_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_wait_group_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, long long PtxgenN>
@@ -1152,14 +1292,53 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_wait_group_forms0<ptxgen_index, PtxgenN>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_wait_group_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_wait_group_forms0<ptxgen_index, PtxgenN>();
+    } else {
+        detail::refuse<detail::cp_async_bulk_wait_group_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_wait_group_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

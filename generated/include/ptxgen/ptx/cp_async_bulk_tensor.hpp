@@ -194,7 +194,41 @@ enum class cp_reduce_async_bulk_tensor_completion : int {
     bulk_group,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 3;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 3;
+    }
+    return 1;
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -252,20 +286,6 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
-    return 0;
-}
-
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override) {
     if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
         return 0;
@@ -293,20 +313,6 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unus
     if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
         return 5;
     }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
     return 0;
 }
 
@@ -433,8 +439,11 @@ struct cp_reduce_async_bulk_tensor_tensor_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -472,6 +481,22 @@ inline constexpr long long cp_async_bulk_tensor_load_forms0_table[] = {
     1125377, 1128963, 1129218, 1129474, 1129730, 1129986, 1130242, 1130498,
     1132545, 1132802, 1133058, 1133314, 1133570, 1133826, 1134082, 1136129,
     1136386, 1136642, 1136898, 1137154, 1137410, 1137666,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+    {0x1fffffc0ull, 900, 86},
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -537,23 +562,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -572,6 +586,20 @@ inline constexpr long long cp_async_bulk_tensor_load_forms1_table[] = {
     861954, 865537, 869121, 872706, 876289, 879873, 1033984, 1037569,
     1041153, 1044736, 1048321, 1051905, 1120002, 1123585, 1127169, 1130754,
     1134337, 1137921,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0x1fffffc0ull, 900, 86},
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -639,20 +667,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 4 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -665,6 +685,18 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_forms0_table[] = {
     9216, 9729, 10241, 10754, 11265, 11777, 13824, 14337,
     14849, 15362, 15873, 16385, 18432, 18945, 19457, 19970,
     20481, 20993,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -723,17 +755,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -746,6 +773,18 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_forms1_table[] = {
     9472, 9985, 10497, 11010, 11521, 12033, 14080, 14593,
     15105, 15618, 16129, 16641, 18688, 19201, 19713, 20226,
     20737, 21249,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -806,17 +845,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -831,6 +865,16 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms0_table[] = {
     118784, 119296, 129025, 129536, 130048, 130560, 131072, 131584,
     153600, 154112, 154624, 155136, 155648, 156160, 165889, 166400,
     166912, 167424, 167936, 168448,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_w_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_w_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -898,14 +942,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_w_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_w_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_w_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -920,6 +962,16 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms1_table[] = {
     119040, 119552, 129281, 129792, 130304, 130816, 131328, 131840,
     153856, 154368, 154880, 155392, 155904, 156416, 166145, 166656,
     167168, 167680, 168192, 168704,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_w_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x1fffff00ull, 1000, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_w_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -989,14 +1041,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_w_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_w_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_w_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1026,6 +1076,18 @@ inline constexpr long long cp_async_bulk_tensor_load_multicast_forms0_table[] = 
     1086210, 1086466, 1086722, 1086978, 1087234, 1087490, 1089538, 1089794,
     1090050, 1090306, 1090562, 1090818, 1091074, 1093122, 1093378, 1093634,
     1093890, 1094146, 1094402, 1094658,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_multicast_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1087,17 +1149,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_multicast_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_multicast_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1116,6 +1173,18 @@ inline constexpr long long cp_async_bulk_tensor_load_multicast_forms1_table[] = 
     818944, 822529, 826113, 829698, 833282, 836866, 1044736, 1048321,
     1051905, 1055490, 1059074, 1062658, 1076992, 1080577, 1084161, 1087746,
     1091330, 1094914,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_multicast_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_multicast_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1179,17 +1248,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_multicast_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_multicast_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_multicast_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1203,6 +1267,14 @@ inline constexpr long long cp_async_bulk_tensor_load_override_forms0_table[] = {
     2816, 3072, 3328, 3584, 4608, 4864, 5120, 5376,
     5632, 5888, 6912, 7168, 7424, 7680, 7936, 8192,
     9216, 9472, 9728, 9984, 10240, 10496,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_override_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_override_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1253,11 +1325,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_override_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_override_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_override_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1270,6 +1343,18 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms0_tab
     10752, 11265, 11777, 12290, 12802, 13314, 15360, 15873,
     16385, 16898, 17410, 17922, 19968, 20481, 20993, 21506,
     22018, 22530,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_multicast_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1324,17 +1409,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1347,6 +1427,18 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms1_tab
     11008, 11521, 12033, 12546, 13058, 13570, 15616, 16129,
     16641, 17154, 17666, 18178, 20224, 20737, 21249, 21762,
     22274, 22786,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_multicast_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_multicast_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1403,17 +1495,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1428,6 +1515,16 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms0_t
     132609, 133121, 135168, 135680, 136192, 136705, 137217, 137729,
     167424, 167936, 168448, 168961, 169473, 169985, 172032, 172544,
     173056, 173569, 174081, 174593,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_w_multicast_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_w_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1491,14 +1588,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1513,6 +1608,16 @@ inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms1_t
     132865, 133377, 135424, 135936, 136448, 136961, 137473, 137985,
     167680, 168192, 168704, 169217, 169729, 170241, 172288, 172800,
     173312, 173825, 174337, 174849,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_load_im2col_w_multicast_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_load_im2col_w_multicast_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1578,14 +1683,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1597,6 +1700,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_tensor_store_forms0_table[] = {
     0, 512, 4096, 4608, 7169, 8192, 8704, 11776,
     12288, 12800, 15872, 16384, 16896, 19968,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_store_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_store_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1647,14 +1760,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_store_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_store_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_store_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1666,6 +1777,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_tensor_store_forms1_table[] = {
     256, 768, 4352, 4864, 7425, 8448, 8960, 12032,
     12544, 13056, 16128, 16640, 17152, 20224,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_store_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_async_bulk_tensor_store_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1718,14 +1839,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_store_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_store_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_store_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1736,6 +1855,14 @@ namespace detail {
 // The 6 forms of cp_async_bulk_tensor_store_override: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_tensor_store_override_forms0_table[] = {
     256, 2304, 3584, 4352, 6400, 8448,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_tensor_store_override_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_tensor_store_override_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1787,11 +1914,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_tensor_store_override_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem);
+    } else {
+        detail::refuse<detail::cp_async_bulk_tensor_store_override_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_tensor_store_override_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1804,6 +1932,18 @@ inline constexpr long long cp_async_bulk_prefetch_tensor_forms0_table[] = {
     0, 513, 768, 1281, 4608, 5121, 5376, 5889,
     6146, 6657, 9216, 9729, 9984, 10497, 13824, 14337,
     14592, 15105, 18432, 18945, 19200, 19713,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0xc0000ull, 0, 94},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1850,17 +1990,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1872,6 +2007,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_tensor_forms1_table[] = {
     256, 1024, 4864, 5632, 6401, 9472, 10240, 14080,
     14848, 18688, 19456,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1920,14 +2065,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1938,6 +2081,16 @@ namespace detail {
 // The 6 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms0_table[] = {
     1536, 2049, 2304, 2817, 3072, 3585,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_im2col_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_im2col_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1982,14 +2135,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_im2col_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_im2col_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2000,6 +2151,14 @@ namespace detail {
 // The 3 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms1_table[] = {
     1792, 2560, 3328,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_im2col_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_im2col_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2046,11 +2205,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_im2col_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_im2col_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2062,6 +2222,16 @@ namespace detail {
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms0_table[] = {
     12288, 12801, 13056, 13569, 16896, 17409, 17664, 18177,
     21504, 22017, 22272, 22785,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_im2col_w_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_im2col_w_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2113,14 +2283,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2131,6 +2299,14 @@ namespace detail {
 // The 6 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by number.
 inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms1_table[] = {
     12544, 13312, 17152, 17920, 21760, 22528,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_async_bulk_prefetch_tensor_im2col_w_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_async_bulk_prefetch_tensor_im2col_w_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2184,11 +2360,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_w, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_gates[ptxgen_c])) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_w, cache_policy);
+    } else {
+        detail::refuse<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2212,6 +2389,16 @@ inline constexpr long long cp_reduce_async_bulk_tensor_forms0_table[] = {
     65536, 66048, 66560, 67584, 68096, 68608, 69632, 70144,
     70656, 71680, 72192, 72704, 73728, 74240, 74752, 75776,
     76288, 76800, 77824, 78336, 78848, 79872, 80384, 80896,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_reduce_async_bulk_tensor_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_reduce_async_bulk_tensor_forms0_errors[])() = {
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2257,14 +2444,12 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_tensor_forms0_gates[ptxgen_c])) {
+        detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem);
+    } else {
+        detail::refuse<detail::cp_reduce_async_bulk_tensor_forms0_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_tensor_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2288,6 +2473,16 @@ inline constexpr long long cp_reduce_async_bulk_tensor_forms1_table[] = {
     65792, 66304, 66816, 67840, 68352, 68864, 69888, 70400,
     70912, 71936, 72448, 72960, 73984, 74496, 75008, 76032,
     76544, 77056, 78080, 78592, 79104, 80128, 80640, 81152,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate cp_reduce_async_bulk_tensor_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const cp_reduce_async_bulk_tensor_forms1_errors[])() = {
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2335,17 +2530,65 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_tensor_forms1_gates[ptxgen_c])) {
+        detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy);
+    } else {
+        detail::refuse<detail::cp_reduce_async_bulk_tensor_forms1_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_tensor_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of cp_async_bulk_tensor_load_im2col for these qualifiers, as array types: declare

@@ -163,7 +163,12 @@ enum class membar_proxy_proxykind : int {
     alias,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -187,8 +192,11 @@ PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_p
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -198,6 +206,18 @@ inline constexpr long long fence_forms0_table[] = {
     0, 256, 512, 770, 1026, 1281, 1537, 1793,
     2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
     4096, 4352, 4610, 4866,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_forms0_gates[] = {
+    {0x1fffffffull, 750, 0},
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const fence_forms0_errors[])() = {
+    &ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -227,17 +247,12 @@ PTXGEN_PTX_DEVICE void fence(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::fence_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::fence_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_forms0_gates[ptxgen_c])) {
+        detail::fence_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::fence_forms0_gates[ptxgen_c].from, detail::fence_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -248,6 +263,14 @@ namespace detail {
 // The 2 forms of fence_sync_restrict: form number * 256 + support class, by number.
 inline constexpr long long fence_sync_restrict_forms0_table[] = {
     2560, 3584,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_sync_restrict_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const fence_sync_restrict_forms0_errors[])() = {
+    &ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -281,11 +304,12 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_sync_restrict_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_sync_restrict_forms0_gates[ptxgen_c])) {
+        detail::fence_sync_restrict_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::fence_sync_restrict_forms0_gates[ptxgen_c].from, detail::fence_sync_restrict_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -337,6 +361,18 @@ namespace detail {
 inline constexpr long long fence_proxy_forms0_table[] = {
     0, 769, 1281, 1538, 3074, 4610, 6146,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_proxy_forms0_gates[] = {
+    {0x1fffffffull, 750, 75},
+    {0x1fffffc0ull, 900, 94},
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const fence_proxy_forms0_errors[])() = {
+    &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
+    &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+};
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0();
@@ -369,17 +405,12 @@ PTXGEN_PTX_DEVICE void fence_proxy(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_proxy_forms0_gates[ptxgen_c])) {
+        detail::fence_proxy_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::fence_proxy_forms0_gates[ptxgen_c].from, detail::fence_proxy_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -390,6 +421,14 @@ namespace detail {
 // The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
 inline constexpr long long fence_proxy_tensormap_generic_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_proxy_tensormap_generic_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 83},
+};
+inline constexpr void (*const fence_proxy_tensormap_generic_forms0_errors[])() = {
+    &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -422,11 +461,12 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_proxy_tensormap_generic_forms0_gates[ptxgen_c])) {
+        detail::fence_proxy_tensormap_generic_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::fence_proxy_tensormap_generic_forms0_gates[ptxgen_c].from, detail::fence_proxy_tensormap_generic_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -437,6 +477,14 @@ namespace detail {
 // The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
 inline constexpr long long fence_proxy_tensormap_generic_forms1_table[] = {
     1024, 1280, 1536, 1792,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_proxy_tensormap_generic_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 83},
+};
+inline constexpr void (*const fence_proxy_tensormap_generic_forms1_errors[])() = {
+    &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
@@ -475,11 +523,12 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms1<ptxgen_index, PtxgenSize>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_proxy_tensormap_generic_forms1_gates[ptxgen_c])) {
+        detail::fence_proxy_tensormap_generic_forms1<ptxgen_index, PtxgenSize>(addr);
+    } else {
+        detail::refuse<detail::fence_proxy_tensormap_generic_forms1_gates[ptxgen_c].from, detail::fence_proxy_tensormap_generic_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -490,6 +539,16 @@ namespace detail {
 // The 4 forms of fence_proxy_async_generic: form number * 256 + support class, by number.
 inline constexpr long long fence_proxy_async_generic_forms0_table[] = {
     256, 2304, 2561, 2817,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate fence_proxy_async_generic_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 86},
+    {0x1fffffc0ull, 900, 94},
+};
+inline constexpr void (*const fence_proxy_async_generic_forms0_errors[])() = {
+    &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -525,14 +584,12 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::fence_proxy_async_generic_forms0_gates[ptxgen_c])) {
+        detail::fence_proxy_async_generic_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::fence_proxy_async_generic_forms0_gates[ptxgen_c].from, detail::fence_proxy_async_generic_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -543,6 +600,14 @@ namespace detail {
 // The 3 forms of membar: form number * 256 + support class, by number.
 inline constexpr long long membar_forms0_table[] = {
     0, 256, 512,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate membar_forms0_gates[] = {
+    {0x1fffffffull, 750, 0},
+};
+inline constexpr void (*const membar_forms0_errors[])() = {
+    &ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -570,11 +635,12 @@ PTXGEN_PTX_DEVICE void membar(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::membar_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::membar_forms0_gates[ptxgen_c])) {
+        detail::membar_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::membar_forms0_gates[ptxgen_c].from, detail::membar_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -598,6 +664,28 @@ PTXGEN_PTX_DEVICE void membar_proxy(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_sync_restrict() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_mbarrier_init() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_alias() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar_proxy() { }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -82,46 +82,95 @@ enum class stmatrix_type : int {
     b8,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int ldmatrix_combination([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
+    if (((shape == ldmatrix_shape::m8n8) && (type == ldmatrix_type::b16))) return 0;
+    if (((shape == ldmatrix_shape::m16n16) && (num != ldmatrix_num::x4) && trans && (type != ldmatrix_type::b16))) return 1;
+    if (((shape == ldmatrix_shape::m8n16) && !trans && (type == ldmatrix_type::b8x16_b6x16_p32 || type == ldmatrix_type::b8x16_b4x16_p64))) return 2;
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
+    switch (ldmatrix_combination(shape, num, trans, ss, type)) {
+    case 0:
+        if ((num == ldmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    case 1:
+        if ((num == ldmatrix_num::x1)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 4;
+        }
+        break;
+    case 2:
+        if ((num == ldmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int stmatrix_combination([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
+    if (((shape == stmatrix_shape::m8n8) && (type == stmatrix_type::b16))) return 0;
+    if (((shape == stmatrix_shape::m16n8) && trans && (type == stmatrix_type::b8))) return 1;
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
+    switch (stmatrix_combination(shape, num, trans, ss, type)) {
+    case 0:
+        if ((num == stmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == stmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == stmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    case 1:
+        if ((num == stmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == stmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == stmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    }
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
-
-PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    if (((shape == ldmatrix_shape::m8n8) && (type == ldmatrix_type::b16))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    if (((shape == ldmatrix_shape::m16n16) && (num != ldmatrix_num::x4) && trans && (type != ldmatrix_type::b16))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 4;
-        }
-    }
-    if (((shape == ldmatrix_shape::m8n16) && !trans && (type == ldmatrix_type::b8x16_b6x16_p32 || type == ldmatrix_type::b8x16_b4x16_p64))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    return 0;
-}
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
     if ((ss == ldmatrix_ss::none)) {
@@ -137,32 +186,6 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_type_p([[maybe_unused]] stmatrix_shape shape, 
     }
     return 0;
     return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    if (((shape == stmatrix_shape::m8n8) && (type == stmatrix_type::b16))) {
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    if (((shape == stmatrix_shape::m16n8) && trans && (type == stmatrix_type::b8))) {
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    return 0;
 }
 
 // What only the checks use: in the device passes whose target may have a form.
@@ -196,8 +219,11 @@ struct stmatrix_r_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -211,6 +237,18 @@ inline constexpr long long ldmatrix_forms0_table[] = {
     28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
     41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
     52226, 52482, 52738, 53762, 54018, 54274,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate ldmatrix_forms0_gates[] = {
+    {0x1fffffffull, 750, 65},
+    {0x1fffffffull, 750, 78},
+    {0x1b6db600ull, 0, 86},
+};
+inline constexpr void (*const ldmatrix_forms0_errors[])() = {
+    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -257,17 +295,12 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::ldmatrix_forms0_gates[ptxgen_c])) {
+        detail::ldmatrix_forms0<ptxgen_index>(d, p);
+    } else {
+        detail::refuse<detail::ldmatrix_forms0_gates[ptxgen_c].from, detail::ldmatrix_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -281,6 +314,16 @@ inline constexpr long long stmatrix_forms0_table[] = {
     3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
     7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
     17665, 17921, 18177,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate stmatrix_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1b6db600ull, 0, 86},
+};
+inline constexpr void (*const stmatrix_forms0_errors[])() = {
+    &ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -323,17 +366,21 @@ PTXGEN_PTX_DEVICE void stmatrix(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::stmatrix_forms0<ptxgen_index>(p, r));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::stmatrix_forms0<ptxgen_index>(p, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::stmatrix_forms0_gates[ptxgen_c])) {
+        detail::stmatrix_forms0<ptxgen_index>(p, r);
+    } else {
+        detail::refuse<detail::stmatrix_forms0_gates[ptxgen_c].from, detail::stmatrix_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of ldmatrix for these qualifiers, as array types: declare

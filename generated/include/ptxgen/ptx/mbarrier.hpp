@@ -357,7 +357,44 @@ enum class mbarrier_check_layout_type : int {
     b64,
 };
 
+
+/**
+ * What mbarrier_test_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_test_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_try_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
@@ -491,8 +528,11 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarri
     return 8;
     return -1;
 }
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -501,6 +541,18 @@ namespace detail {
 inline constexpr long long mbarrier_init_forms0_table[] = {
     0, 256, 513, 770, 1026, 1282, 1538, 1794,
     2050,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_init_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_init_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -534,17 +586,12 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_init_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_init_forms0_gates[ptxgen_c].from, detail::mbarrier_init_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -555,6 +602,16 @@ namespace detail {
 // The 3 forms of mbarrier_inval: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_inval_forms0_table[] = {
     0, 256, 513,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_inval_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+};
+inline constexpr void (*const mbarrier_inval_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -585,14 +642,12 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_inval_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_inval_forms0<ptxgen_index>(addr);
+    } else {
+        detail::refuse<detail::mbarrier_inval_forms0_gates[ptxgen_c].from, detail::mbarrier_inval_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -604,6 +659,22 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610, 5123, 5379,
     5635, 7172, 7428, 7684, 8196, 8452, 8708,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -644,23 +715,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -673,6 +733,18 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_forms1_table[] = {
     0, 256, 512, 4097, 4353, 4609, 5121, 5377,
     5633, 7170, 7426, 7682, 8194, 8450, 8706,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -715,17 +787,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_forms1_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -739,6 +806,22 @@ inline constexpr long long mbarrier_arrive_forms2_table[] = {
     0, 256, 513, 770, 4099, 4355, 4611, 4866,
     5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
     8196, 8452, 8708, 8964,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_forms2_gates[] = {
+    {0x1ffffffeull, 800, 71},
+    {0x1ffffffeull, 800, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_forms2_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -776,23 +859,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms2_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_forms2<ptxgen_index>(addr);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -805,6 +877,18 @@ inline constexpr long long mbarrier_arrive_forms3_table[] = {
     0, 256, 512, 769, 4097, 4353, 4609, 4865,
     5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
     8194, 8450, 8706, 8962,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_forms3_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_forms3_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -844,17 +928,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms3_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -866,6 +945,16 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_expect_tx_forms0_table[] = {
     0, 256, 512, 4096, 4352, 4608, 5120, 5376,
     5632, 7169, 7425, 7681, 8193, 8449, 8705,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_expect_tx_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_expect_tx_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -908,14 +997,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -929,6 +1016,16 @@ inline constexpr long long mbarrier_arrive_expect_tx_forms1_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
     8193, 8449, 8705, 8961,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_expect_tx_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_expect_tx_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -968,14 +1065,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_expect_tx_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -986,6 +1081,18 @@ namespace detail {
 // The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_no_complete_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+};
+inline constexpr void (*const mbarrier_arrive_no_complete_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1030,17 +1137,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_no_complete_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_no_complete_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_no_complete_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1052,6 +1154,18 @@ namespace detail {
 // The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
     0, 256, 513, 4098, 4354, 4610,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_no_complete_forms1_gates[] = {
+    {0x1ffffffeull, 800, 71},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+};
+inline constexpr void (*const mbarrier_arrive_no_complete_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1093,17 +1207,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_no_complete_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_no_complete_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_no_complete_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1114,6 +1223,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_multicast_cluster_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1158,11 +1275,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1174,6 +1292,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_multicast_cluster_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1220,11 +1346,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms1_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1237,6 +1364,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms2_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_multicast_cluster_forms2_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms2_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1278,11 +1413,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms2_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1294,6 +1430,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_multicast_cluster_forms3_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms3_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1337,11 +1481,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms3_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1352,6 +1497,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_expect_tx_multicast_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_expect_tx_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1398,11 +1551,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_multicast_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_expect_tx_multicast_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1415,6 +1569,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms1_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_expect_tx_multicast_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_expect_tx_multicast_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1458,11 +1620,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_multicast_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_expect_tx_multicast_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_multicast_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1474,6 +1637,22 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610, 5123, 5379,
     5635, 7172, 7428, 7684, 8196, 8452, 8708,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1514,23 +1693,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1543,6 +1711,18 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
     0, 256, 512, 4097, 4353, 4609, 5121, 5377,
     5633, 7170, 7426, 7682, 8194, 8450, 8706,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1585,17 +1765,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms1_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1609,6 +1784,22 @@ inline constexpr long long mbarrier_arrive_drop_forms2_table[] = {
     0, 256, 513, 770, 4099, 4355, 4611, 4866,
     5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
     8196, 8452, 8708, 8964,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_forms2_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_forms2_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1646,23 +1837,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms2_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1675,6 +1855,18 @@ inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
     0, 256, 512, 769, 4097, 4353, 4609, 4865,
     5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
     8194, 8450, 8706, 8962,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_forms3_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_forms3_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1714,17 +1906,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms3_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1736,6 +1923,16 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_expect_tx_forms0_table[] = {
     0, 256, 512, 4096, 4352, 4608, 5120, 5376,
     5632, 7169, 7425, 7681, 8193, 8449, 8705,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_expect_tx_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_expect_tx_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1778,14 +1975,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1799,6 +1994,16 @@ inline constexpr long long mbarrier_arrive_drop_expect_tx_forms1_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
     8193, 8449, 8705, 8961,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_expect_tx_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_arrive_drop_expect_tx_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1838,14 +2043,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1856,6 +2059,18 @@ namespace detail {
 // The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
     0, 256, 513, 4098, 4354, 4610,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_no_complete_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+};
+inline constexpr void (*const mbarrier_arrive_drop_no_complete_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1900,17 +2115,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_no_complete_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_no_complete_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_no_complete_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -1922,6 +2132,18 @@ namespace detail {
 // The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
     0, 256, 513, 4098, 4354, 4610,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_no_complete_forms1_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+};
+inline constexpr void (*const mbarrier_arrive_drop_no_complete_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1963,17 +2185,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_no_complete_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_no_complete_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_no_complete_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1984,6 +2201,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2028,11 +2253,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -2044,6 +2270,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2090,11 +2324,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms1_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -2107,6 +2342,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms2_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms2_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms2_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2148,11 +2391,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms2_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2164,6 +2408,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms3_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms3_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2207,11 +2459,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms3_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2222,6 +2475,14 @@ namespace detail {
 // The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms0_table[] = {
     0, 4096, 5120, 7168, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_expect_tx_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2268,11 +2529,12 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
     return state;
@@ -2285,6 +2547,14 @@ namespace detail {
 inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms1_table[] = {
     0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
     8192, 8960,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_arrive_drop_expect_tx_multicast_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2328,11 +2598,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2344,6 +2615,14 @@ namespace detail {
 inline constexpr long long mbarrier_expect_tx_forms0_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_expect_tx_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const mbarrier_expect_tx_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2382,11 +2661,12 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_expect_tx_forms0<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_expect_tx_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_expect_tx_forms0<ptxgen_index>(addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_expect_tx_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2397,6 +2677,14 @@ namespace detail {
 // The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_expect_tx_multicast_cluster_forms0_table[] = {
     0, 768, 4096, 4864, 5120, 5888,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_expect_tx_multicast_cluster_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_expect_tx_multicast_cluster_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2439,11 +2727,12 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_expect_tx_multicast_cluster_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_expect_tx_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_expect_tx_multicast_cluster_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2455,6 +2744,14 @@ namespace detail {
 inline constexpr long long mbarrier_complete_tx_forms0_table[] = {
     0, 256, 512, 768, 4096, 4352, 4608, 4864,
     5120, 5376, 5632, 5888,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_complete_tx_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const mbarrier_complete_tx_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2493,11 +2790,12 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_complete_tx_forms0<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_complete_tx_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_complete_tx_forms0<ptxgen_index>(addr, tx_count);
+    } else {
+        detail::refuse<detail::mbarrier_complete_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_complete_tx_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2508,6 +2806,14 @@ namespace detail {
 // The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_complete_tx_multicast_cluster_forms0_table[] = {
     0, 768, 4096, 4864, 5120, 5888,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_complete_tx_multicast_cluster_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const mbarrier_complete_tx_multicast_cluster_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2550,11 +2856,12 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_complete_tx_multicast_cluster_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask);
+    } else {
+        detail::refuse<detail::mbarrier_complete_tx_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_complete_tx_multicast_cluster_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2566,6 +2873,22 @@ namespace detail {
 inline constexpr long long mbarrier_test_wait_forms0_table[] = {
     0, 256, 513, 3074, 3330, 3586, 3843, 4099,
     4355, 5380, 5636, 5892, 6148, 6404, 6660,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_test_wait_forms0_gates[] = {
+    {0x1ffffffeull, 800, 70},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_test_wait_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2606,23 +2929,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state);
+    } else {
+        detail::refuse<detail::mbarrier_test_wait_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -2635,6 +2947,22 @@ namespace detail {
 inline constexpr long long mbarrier_test_wait_parity_forms0_table[] = {
     0, 256, 513, 3074, 3330, 3586, 3843, 4099,
     4355, 5380, 5636, 5892, 6148, 6404, 6660,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_test_wait_parity_forms0_gates[] = {
+    {0x1ffffffeull, 800, 71},
+    {0x1ffffffeull, 800, 78},
+    {0x1ffffffeull, 800, 80},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_test_wait_parity_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2675,23 +3003,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_test_wait_parity_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -2705,20 +3022,20 @@ inline constexpr long long mbarrier_test_wait_primary_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_test_wait_primary_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_test_wait_primary_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+};
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state);
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_test_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_test_wait_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -2753,11 +3070,12 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_primary_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_test_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state);
+    } else {
+        detail::refuse<detail::mbarrier_test_wait_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_primary_forms0_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -2771,20 +3089,20 @@ inline constexpr long long mbarrier_test_wait_parity_primary_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_test_wait_parity_primary_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_test_wait_parity_primary_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+};
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity);
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_test_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_test_wait_parity_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -2819,11 +3137,12 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_primary_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_test_wait_parity_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_primary_forms0_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -2836,6 +3155,14 @@ namespace detail {
 inline constexpr long long mbarrier_test_wait_parity_conditional_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_test_wait_parity_conditional_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_test_wait_parity_conditional_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2876,11 +3203,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_conditional_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_test_wait_parity_conditional_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_conditional_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -2893,6 +3221,18 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_forms0_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_try_wait_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2933,17 +3273,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -2956,6 +3291,18 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_forms1_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_try_wait_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2998,17 +3345,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_forms1_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -3021,6 +3363,18 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_parity_forms0_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3061,17 +3415,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -3084,6 +3433,18 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_parity_forms1_table[] = {
     0, 256, 512, 3073, 3329, 3585, 3841, 4097,
     4353, 5378, 5634, 5890, 6146, 6402, 6658,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+    {0x1fffffc0ull, 900, 86},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3126,17 +3487,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_forms1_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -3150,20 +3506,20 @@ inline constexpr long long mbarrier_try_wait_primary_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_primary_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_primary_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+};
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state);
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_try_wait_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -3198,11 +3554,12 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_primary_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_primary_forms0_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3215,6 +3572,14 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_primary_forms1_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_primary_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_primary_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3258,11 +3623,12 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, state, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_primary_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_primary_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_primary_forms1_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3276,20 +3642,20 @@ inline constexpr long long mbarrier_try_wait_parity_primary_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_primary_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_primary_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+};
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity);
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_try_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_try_wait_parity_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -3324,11 +3690,12 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_primary_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_primary_forms0_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3341,6 +3708,14 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_parity_primary_forms1_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_primary_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_primary_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3384,11 +3759,12 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_primary_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_primary_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_primary_forms1_errors[ptxgen_c]>();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3401,6 +3777,14 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_parity_conditional_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_conditional_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_conditional_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3441,11 +3825,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_conditional_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_conditional_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_conditional_forms0_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -3458,6 +3843,14 @@ namespace detail {
 inline constexpr long long mbarrier_try_wait_parity_conditional_forms1_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
     4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_try_wait_parity_conditional_forms1_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_try_wait_parity_conditional_forms1_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3500,11 +3893,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_conditional_forms1_gates[ptxgen_c])) {
+        detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    } else {
+        detail::refuse<detail::mbarrier_try_wait_parity_conditional_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_conditional_forms1_errors[ptxgen_c]>();
     }
 #endif
     return wait_complete != 0;
@@ -3542,6 +3936,14 @@ namespace detail {
 inline constexpr long long mbarrier_check_layout_forms0_table[] = {
     0, 256, 512, 768, 1024, 1280,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mbarrier_check_layout_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 93},
+};
+inline constexpr void (*const mbarrier_check_layout_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+};
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr);
@@ -3574,15 +3976,120 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_check_layout_forms0<ptxgen_index>(p, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_check_layout_forms0_gates[ptxgen_c])) {
+        detail::mbarrier_check_layout_forms0<ptxgen_index>(p, addr);
+    } else {
+        detail::refuse<detail::mbarrier_check_layout_forms0_gates[ptxgen_c].from, detail::mbarrier_check_layout_forms0_errors[ptxgen_c]>();
     }
 #endif
     return p != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_init(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_inval(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(detail::host_arg) { return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_check_layout(detail::host_arg) { return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -143,19 +143,8 @@ enum class mma_sync_bitop : int {
     bitop_and,
 };
 
+
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_type_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
     if ((dtype == mma_sync_dtype::f16)) {
@@ -173,117 +162,150 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_d([[maybe_unused]] mma_sync_shape shape, 
     return -1;
 }
 
+PTXGEN_PTX_CONSTEXPR int mma_sync_combination([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
+    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 0;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 1;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 2;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 3;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 4;
+    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 5;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 6;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 7;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 8;
+    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 9;
+    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 10;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 11;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 12;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 13;
+    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 14;
+    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 15;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 16;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 17;
+    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 18;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 19;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 20;
+    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 21;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 22;
+    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 23;
+    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 24;
+    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 25;
+    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 26;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         if ((dtype == mma_sync_dtype::f16)) {
             return 4;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 8;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
@@ -297,86 +319,88 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_a([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_a([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 8;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
@@ -390,86 +414,88 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_b([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_b([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 2;
+        break;
     }
     return 0;
 }
@@ -491,119 +517,138 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_c([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         if ((ctype == mma_sync_ctype::f16)) {
             return 4;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 8;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
@@ -710,8 +755,11 @@ struct mma_sync_c_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -736,6 +784,34 @@ inline constexpr long long mma_sync_forms0_table[] = {
     529390082, 529393922, 624345601, 624349441, 624376321, 624380161, 624775681, 624779521,
     624806401, 624810241, 721605121, 721608961, 721635841, 721639681, 722035201, 722039041,
     722065921, 722069761, 818864905, 818865162, 915202818, 915203082, 1011540738, 1011541002,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mma_sync_forms0_gates[] = {
+    {0x1fffffffull, 750, 64},
+    {0x1fffffffull, 750, 65},
+    {0x1ffffffeull, 800, 70},
+    {0x1fffffe0ull, 890, 87},
+    {0x1fffffe0ull, 890, 84},
+    {0x1b6db600ull, 0, 87},
+    {0x1b000000ull, 0, 87},
+    {0x1b6db600ull, 0, 86},
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffffull, 750, 70},
+    {0x1ffffffeull, 800, 71},
+};
+inline constexpr void (*const mma_sync_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+    &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -817,41 +893,12 @@ PTXGEN_PTX_DEVICE void mma_sync(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 5) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 6) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 7) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 8) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 9) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 10) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 11 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mma_sync_forms0_gates[ptxgen_c])) {
+        detail::mma_sync_forms0<ptxgen_index>(d, a, b, c);
+    } else {
+        detail::refuse<detail::mma_sync_forms0_gates[ptxgen_c].from, detail::mma_sync_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -868,6 +915,14 @@ inline constexpr long long mma_sync_block_scale_forms0_table[] = {
     13400320, 13401088, 13415680, 13416448, 13431040, 13431808, 13446400, 13447168,
     13600000, 13600768, 13615360, 13616128, 13630720, 13631488, 13646080, 13646848,
     13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mma_sync_block_scale_forms0_gates[] = {
+    {0x1b000000ull, 0, 87},
+};
+inline constexpr void (*const mma_sync_block_scale_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -951,14 +1006,21 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_block_scale_forms0<ptxgen_index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mma_sync_block_scale_forms0_gates[ptxgen_c])) {
+        detail::mma_sync_block_scale_forms0<ptxgen_index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b);
+    } else {
+        detail::refuse<detail::mma_sync_block_scale_forms0_gates[ptxgen_c].from, detail::mma_sync_block_scale_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of mma_sync for these qualifiers, as array types: declare

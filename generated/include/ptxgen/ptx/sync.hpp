@@ -83,7 +83,31 @@ enum class barrier_named_action : int {
     arrive,
 };
 
+
+/**
+ * What elect_sync_lane returns: lane: the lane id of the elected leader (returned by elect_sync_lane); elected: true in the elected leader thread, false in the others.
+ */
+struct elect_sync_lane_result {
+    std::uint32_t lane;
+    bool elected;
+};
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
+    if ((type == mapa_address_type::u32)) {
+        return 0;
+    }
+    if ((type == mapa_address_type::u64)) {
+        return 2;
+    }
+    return -1;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -96,16 +120,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_elect_sync_is_only_o
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
-
-PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
-    if ((type == mapa_address_type::u32)) {
-        return 0;
-    }
-    if ((type == mapa_address_type::u64)) {
-        return 2;
-    }
-    return -1;
-}
 
 PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
     if ((type == mapa_address_type::u32)) {
@@ -125,8 +139,11 @@ PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] se
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -134,6 +151,14 @@ namespace detail {
 // The 2 forms of setmaxnreg: form number * 256 + support class, by number.
 inline constexpr long long setmaxnreg_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate setmaxnreg_forms0_gates[] = {
+    {0x1b6db680ull, 0, 80},
+};
+inline constexpr void (*const setmaxnreg_forms0_errors[])() = {
+    &ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmRegCount>
@@ -166,11 +191,12 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: setmaxnreg: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 80, detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
-                         detail::setmaxnreg_forms0<ptxgen_index, PtxgenImmRegCount>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::setmaxnreg_forms0_gates[ptxgen_c])) {
+        detail::setmaxnreg_forms0<ptxgen_index, PtxgenImmRegCount>();
+    } else {
+        detail::refuse<detail::setmaxnreg_forms0_gates[ptxgen_c].from, detail::setmaxnreg_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -181,6 +207,14 @@ namespace detail {
 // The 2 forms of griddepcontrol: form number * 256 + support class, by number.
 inline constexpr long long griddepcontrol_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate griddepcontrol_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+};
+inline constexpr void (*const griddepcontrol_forms0_errors[])() = {
+    &ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -208,11 +242,12 @@ PTXGEN_PTX_DEVICE void griddepcontrol(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: griddepcontrol: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::griddepcontrol_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::griddepcontrol_forms0_gates[ptxgen_c])) {
+        detail::griddepcontrol_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::griddepcontrol_forms0_gates[ptxgen_c].from, detail::griddepcontrol_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -223,6 +258,16 @@ namespace detail {
 // The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by number.
 inline constexpr long long barrier_cluster_arrive_forms0_table[] = {
     0, 256, 513, 769, 1025, 1281,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate barrier_cluster_arrive_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const barrier_cluster_arrive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -254,14 +299,12 @@ PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_cluster_arrive_forms0_gates[ptxgen_c])) {
+        detail::barrier_cluster_arrive_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::barrier_cluster_arrive_forms0_gates[ptxgen_c].from, detail::barrier_cluster_arrive_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -272,6 +315,16 @@ namespace detail {
 // The 4 forms of barrier_cluster_wait: form number * 256 + support class, by number.
 inline constexpr long long barrier_cluster_wait_forms0_table[] = {
     0, 256, 1537, 1793,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate barrier_cluster_wait_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+    {0x1fffffc0ull, 900, 80},
+};
+inline constexpr void (*const barrier_cluster_wait_forms0_errors[])() = {
+    &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -303,14 +356,12 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_cluster_wait_forms0_gates[ptxgen_c])) {
+        detail::barrier_cluster_wait_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::barrier_cluster_wait_forms0_gates[ptxgen_c].from, detail::barrier_cluster_wait_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -321,6 +372,14 @@ namespace detail {
 // The 4 forms of mapa: form number * 256 + support class, by number.
 inline constexpr long long mapa_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate mapa_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 78},
+};
+inline constexpr void (*const mapa_forms0_errors[])() = {
+    &ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -355,11 +414,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
     static_assert(ptxgen_class >= 0,
                   "ptxgen: mapa: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mapa_forms0<ptxgen_index>(d, a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mapa_forms0_gates[ptxgen_c])) {
+        detail::mapa_forms0<ptxgen_index>(d, a, b);
+    } else {
+        detail::refuse<detail::mapa_forms0_gates[ptxgen_c].from, detail::mapa_forms0_errors[ptxgen_c]>();
     }
 #endif
     return d;
@@ -371,6 +431,16 @@ namespace detail {
 // The 4 forms of barrier_sync: form number * 256 + support class, by number.
 inline constexpr long long barrier_sync_forms0_table[] = {
     0, 256, 513, 769,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate barrier_sync_forms0_gates[] = {
+    {0x1fffffffull, 750, 0},
+    {0x1fffffffull, 750, 78},
+};
+inline constexpr void (*const barrier_sync_forms0_errors[])() = {
+    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -402,14 +472,12 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms0<ptxgen_index>(a));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms0<ptxgen_index>(a));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_sync_forms0_gates[ptxgen_c])) {
+        detail::barrier_sync_forms0<ptxgen_index>(a);
+    } else {
+        detail::refuse<detail::barrier_sync_forms0_gates[ptxgen_c].from, detail::barrier_sync_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -420,6 +488,16 @@ namespace detail {
 // The 4 forms of barrier_sync: form number * 256 + support class, by number.
 inline constexpr long long barrier_sync_forms1_table[] = {
     0, 256, 513, 769,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate barrier_sync_forms1_gates[] = {
+    {0x1fffffffull, 750, 0},
+    {0x1fffffffull, 750, 78},
+};
+inline constexpr void (*const barrier_sync_forms1_errors[])() = {
+    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -453,14 +531,12 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_sync_forms1_gates[ptxgen_c])) {
+        detail::barrier_sync_forms1<ptxgen_index>(a, b);
+    } else {
+        detail::refuse<detail::barrier_sync_forms1_gates[ptxgen_c].from, detail::barrier_sync_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -471,6 +547,16 @@ namespace detail {
 // The 4 forms of barrier_arrive: form number * 256 + support class, by number.
 inline constexpr long long barrier_arrive_forms0_table[] = {
     0, 256, 513, 769,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate barrier_arrive_forms0_gates[] = {
+    {0x1fffffffull, 750, 0},
+    {0x1fffffffull, 750, 78},
+};
+inline constexpr void (*const barrier_arrive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -504,25 +590,15 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_arrive_forms0_gates[ptxgen_c])) {
+        detail::barrier_arrive_forms0<ptxgen_index>(a, b);
+    } else {
+        detail::refuse<detail::barrier_arrive_forms0_gates[ptxgen_c].from, detail::barrier_arrive_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
-
-/**
- * What elect_sync_lane returns: lane: the lane id of the elected leader (returned by elect_sync_lane); elected: true in the elected leader thread, false in the others.
- */
-struct elect_sync_lane_result {
-    std::uint32_t lane;
-    bool elected;
-};
 
 /**
  * `elect.sync`: elect one leader thread of the warp (spec: spec/instructions/sync.yaml).
@@ -573,6 +649,28 @@ PTXGEN_PTX_DEVICE bool elect_sync(
 #endif
     return elected != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void griddepcontrol() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_arrive() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_wait() { }
+template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { return elect_sync_lane_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

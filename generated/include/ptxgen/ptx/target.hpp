@@ -237,6 +237,15 @@ struct imms_t {
 template <long long... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
+namespace detail {
+/// An operand of a wrapper as the host pass declares it (see the wrapper headers): takes
+/// any argument, a braced list too, and does nothing with it.
+struct host_arg {
+    template <class... PtxgenA>
+    PTXGEN_PTX_CONSTEXPR host_arg(PtxgenA&&...) noexcept {}
+};
+}  // namespace detail
+
 /// A 32-bit address in the shared state space (.shared / .shared::cta / .shared::cluster):
 /// built from a pointer to shared memory (converted with __cvta_generic_to_shared) or from
 /// the 32-bit address itself (for example a .shared::cluster address from mapa).
@@ -308,6 +317,28 @@ PTXGEN_PTX_CONSTEXPR bool newer_target(int from) noexcept {
 /// Called (and so an unresolved extern function in ptxas) only for an arch- or
 /// family-specific form on a target newer than the spec.
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS();
+
+/// A support class of a wrapper's forms: the arguments of supported().
+struct gate {
+    unsigned long long mask;
+    int from;
+    int since;
+};
+PTXGEN_PTX_CONSTEXPR bool supported(gate g) noexcept {
+    return supported(g.mask, g.from, g.since);
+}
+
+/// What a wrapper calls for a form the target being compiled lacks (see
+/// PTXGEN_PTX_GATED): the newer-target refusal, or PtxgenError, which names the
+/// targets that have the form.
+template <int PtxgenFrom, void (*PtxgenError)()>
+PTXGEN_PTX_DEVICE void refuse() {
+    if constexpr (newer_target(PtxgenFrom)) {
+        ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS();
+    } else {
+        PtxgenError();
+    }
+}
 
 }  // namespace detail
 

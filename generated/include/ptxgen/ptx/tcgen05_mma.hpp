@@ -64,7 +64,23 @@ enum class tcgen05_mma_collector_usage : int {
     b3_discard,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
+    if ((cta_group == 1)) {
+        return 4;
+    }
+    if ((cta_group == 2)) {
+        return 8;
+    }
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -92,16 +108,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
-    if ((cta_group == 1)) {
-        return 4;
-    }
-    if ((cta_group == 2)) {
-        return 8;
-    }
-    return 0;
-}
-
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
@@ -124,8 +130,11 @@ struct tcgen05_mma_disable_output_lane_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -139,6 +148,18 @@ inline constexpr long long tcgen05_mma_forms0_table[] = {
     97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -192,17 +213,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -215,6 +231,14 @@ inline constexpr long long tcgen05_mma_forms1_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms1_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -274,11 +298,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -295,6 +320,18 @@ inline constexpr long long tcgen05_mma_forms2_table[] = {
     97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms2_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_forms2_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -353,17 +390,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms2_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms2_gates[ptxgen_c].from, detail::tcgen05_mma_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -376,6 +408,14 @@ inline constexpr long long tcgen05_mma_forms3_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms3_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_forms3_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -440,11 +480,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms3_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms3_gates[ptxgen_c].from, detail::tcgen05_mma_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -464,6 +505,18 @@ inline constexpr long long tcgen05_mma_forms4_table[] = {
     107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms4_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_forms4_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -515,17 +568,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms4_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms4_gates[ptxgen_c].from, detail::tcgen05_mma_forms4_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -539,6 +587,14 @@ inline constexpr long long tcgen05_mma_forms5_table[] = {
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms5_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_forms5_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -596,11 +652,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms5_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms5_gates[ptxgen_c].from, detail::tcgen05_mma_forms5_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -620,6 +677,18 @@ inline constexpr long long tcgen05_mma_forms6_table[] = {
     107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms6_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_forms6_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -676,17 +745,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms6_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms6_gates[ptxgen_c].from, detail::tcgen05_mma_forms6_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -700,6 +764,14 @@ inline constexpr long long tcgen05_mma_forms7_table[] = {
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_forms7_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_forms7_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -762,11 +834,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_forms7_gates[ptxgen_c])) {
+        detail::tcgen05_mma_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_forms7_gates[ptxgen_c].from, detail::tcgen05_mma_forms7_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -789,6 +862,20 @@ inline constexpr long long tcgen05_mma_block_scale_forms0_table[] = {
     462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
     468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
     478722, 478978, 479234, 479490,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_block_scale_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x249200ull, 0, 86},
+    {0x6db600ull, 0, 88},
+    {0x249200ull, 0, 87},
+};
+inline constexpr void (*const tcgen05_mma_block_scale_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -846,20 +933,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 4 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_block_scale_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_block_scale_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_block_scale_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -882,6 +961,20 @@ inline constexpr long long tcgen05_mma_block_scale_forms1_table[] = {
     462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
     468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
     478722, 478978, 479234, 479490,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_block_scale_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x249200ull, 0, 86},
+    {0x6db600ull, 0, 88},
+    {0x249200ull, 0, 87},
+};
+inline constexpr void (*const tcgen05_mma_block_scale_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -939,20 +1032,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 4 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_block_scale_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_block_scale_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_block_scale_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -964,6 +1049,14 @@ namespace detail {
 inline constexpr long long tcgen05_mma_decompress_forms0_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_decompress_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_decompress_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1009,11 +1102,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_decompress_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_decompress_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_decompress_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1025,6 +1119,14 @@ namespace detail {
 inline constexpr long long tcgen05_mma_decompress_forms1_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_decompress_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_decompress_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1075,11 +1177,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_decompress_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_decompress_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_decompress_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_decompress_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1091,6 +1194,14 @@ namespace detail {
 inline constexpr long long tcgen05_mma_decompress_forms2_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_decompress_forms2_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_decompress_forms2_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1136,11 +1247,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_decompress_forms2_gates[ptxgen_c])) {
+        detail::tcgen05_mma_decompress_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_decompress_forms2_gates[ptxgen_c].from, detail::tcgen05_mma_decompress_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1152,6 +1264,14 @@ namespace detail {
 inline constexpr long long tcgen05_mma_decompress_forms3_table[] = {
     0, 256, 512, 768, 1024, 5376, 5632, 5888,
     6144, 6400,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_decompress_forms3_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_decompress_forms3_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1202,11 +1322,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_decompress_forms3_gates[ptxgen_c])) {
+        detail::tcgen05_mma_decompress_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_decompress_forms3_gates[ptxgen_c].from, detail::tcgen05_mma_decompress_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1220,6 +1341,16 @@ inline constexpr long long tcgen05_mma_block_scale_decompress_forms0_table[] = {
     6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
     32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
     38657, 59136, 59392, 59648, 59904, 60160,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_block_scale_decompress_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+    {0x40000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_block_scale_decompress_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1272,14 +1403,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_block_scale_decompress_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_block_scale_decompress_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_block_scale_decompress_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1293,6 +1422,16 @@ inline constexpr long long tcgen05_mma_block_scale_decompress_forms1_table[] = {
     6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
     32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
     38657, 59136, 59392, 59648, 59904, 60160,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_block_scale_decompress_forms1_gates[] = {
+    {0xc0000ull, 0, 94},
+    {0x40000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_block_scale_decompress_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1345,14 +1484,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_block_scale_decompress_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_block_scale_decompress_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_block_scale_decompress_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1369,6 +1506,18 @@ inline constexpr long long tcgen05_mma_sp_forms0_table[] = {
     97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1424,17 +1573,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1447,6 +1591,14 @@ inline constexpr long long tcgen05_mma_sp_forms1_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms1_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1508,11 +1660,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1529,6 +1682,18 @@ inline constexpr long long tcgen05_mma_sp_forms2_table[] = {
     97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
     118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
     162050, 162306,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms2_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms2_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1589,17 +1754,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms2_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms2_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1612,6 +1772,14 @@ inline constexpr long long tcgen05_mma_sp_forms3_table[] = {
     0, 256, 512, 768, 1024, 10752, 11008, 11264,
     11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
     97024, 97280, 97536, 97792,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms3_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms3_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1678,11 +1846,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms3_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms3_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1702,6 +1871,18 @@ inline constexpr long long tcgen05_mma_sp_forms4_table[] = {
     107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms4_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms4_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1755,17 +1936,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms4_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms4_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms4_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1779,6 +1955,14 @@ inline constexpr long long tcgen05_mma_sp_forms5_table[] = {
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms5_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms5_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1838,11 +2022,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms5_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms5_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms5_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1862,6 +2047,18 @@ inline constexpr long long tcgen05_mma_sp_forms6_table[] = {
     107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
     118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
     161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms6_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms6_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1920,17 +2117,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms6_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms6_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms6_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1944,6 +2136,14 @@ inline constexpr long long tcgen05_mma_sp_forms7_table[] = {
     10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
     86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
     96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_forms7_gates[] = {
+    {0xd8600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_mma_sp_forms7_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2008,11 +2208,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_forms7_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_forms7_gates[ptxgen_c].from, detail::tcgen05_mma_sp_forms7_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2035,6 +2236,22 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms0_table[] = {
     462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
     468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
     478723, 478979, 479235, 479491,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_block_scale_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x249200ull, 0, 86},
+    {0x6db600ull, 0, 88},
+    {0x249200ull, 0, 88},
+    {0x249200ull, 0, 87},
+};
+inline constexpr void (*const tcgen05_mma_sp_block_scale_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -2094,23 +2311,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_block_scale_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_block_scale_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_sp_block_scale_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2133,6 +2339,22 @@ inline constexpr long long tcgen05_mma_sp_block_scale_forms1_table[] = {
     462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
     468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
     478723, 478979, 479235, 479491,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_sp_block_scale_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x249200ull, 0, 86},
+    {0x6db600ull, 0, 88},
+    {0x249200ull, 0, 88},
+    {0x249200ull, 0, 87},
+};
+inline constexpr void (*const tcgen05_mma_sp_block_scale_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
+    &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -2192,23 +2414,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_sp_block_scale_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_sp_block_scale_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_sp_block_scale_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2229,6 +2440,18 @@ inline constexpr long long tcgen05_mma_ws_forms0_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -2274,17 +2497,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_ws_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2305,6 +2523,18 @@ inline constexpr long long tcgen05_mma_ws_forms1_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2352,17 +2582,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_ws_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2383,6 +2608,18 @@ inline constexpr long long tcgen05_mma_ws_forms2_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_forms2_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_forms2_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -2428,17 +2665,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_forms2_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_forms2_gates[ptxgen_c].from, detail::tcgen05_mma_ws_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2459,6 +2691,18 @@ inline constexpr long long tcgen05_mma_ws_forms3_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_forms3_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_forms3_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2506,17 +2750,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_forms3_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_forms3_gates[ptxgen_c].from, detail::tcgen05_mma_ws_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2537,6 +2776,18 @@ inline constexpr long long tcgen05_mma_ws_sp_forms0_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_sp_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_sp_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2584,17 +2835,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_sp_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_sp_forms0_gates[ptxgen_c].from, detail::tcgen05_mma_ws_sp_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2615,6 +2861,18 @@ inline constexpr long long tcgen05_mma_ws_sp_forms1_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_sp_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_sp_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2664,17 +2922,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_sp_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_sp_forms1_gates[ptxgen_c].from, detail::tcgen05_mma_ws_sp_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2695,6 +2948,18 @@ inline constexpr long long tcgen05_mma_ws_sp_forms2_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_sp_forms2_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_sp_forms2_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2742,17 +3007,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_sp_forms2_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_sp_forms2_gates[ptxgen_c].from, detail::tcgen05_mma_ws_sp_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2773,6 +3033,18 @@ inline constexpr long long tcgen05_mma_ws_sp_forms3_table[] = {
     20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
     39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
     41730, 41986, 42242, 42498, 42754,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_mma_ws_sp_forms3_gates[] = {
+    {0x6db600ull, 0, 86},
+    {0x201200ull, 0, 86},
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_mma_ws_sp_forms3_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+    &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2822,20 +3094,77 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_mma_ws_sp_forms3_gates[ptxgen_c])) {
+        detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    } else {
+        detail::refuse<detail::tcgen05_mma_ws_sp_forms3_gates[ptxgen_c].from, detail::tcgen05_mma_ws_sp_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of tcgen05_mma for these qualifiers, as array types: declare

@@ -243,38 +243,8 @@ enum class tcgen05_commit_type : int {
     b64,
 };
 
-namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type) {
-    if ((ss == tcgen05_alloc_ss::none)) {
-        return 6;
-    }
-    return 0;
-    return -1;
-}
+namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type) {
     if ((shape == tcgen05_ld_shape::shape_16x128b)) {
@@ -512,6 +482,42 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r([[maybe_unused]] tcgen05_st_shape sh
     return 0;
 }
 
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+
+PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type) {
+    if ((ss == tcgen05_alloc_ss::none)) {
+        return 6;
+    }
+    return 0;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
     if ((ss == tcgen05_commit_ss::none)) {
         return 5;
@@ -632,8 +638,11 @@ struct tcgen05_st_r_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -641,6 +650,14 @@ namespace detail {
 // The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_alloc_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_alloc_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_alloc_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -676,11 +693,12 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_alloc_forms0<ptxgen_index>(dst, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_alloc_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_alloc_forms0<ptxgen_index>(dst, ncols);
+    } else {
+        detail::refuse<detail::tcgen05_alloc_forms0_gates[ptxgen_c].from, detail::tcgen05_alloc_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -691,6 +709,14 @@ namespace detail {
 // The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_alloc_forms1_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_alloc_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_alloc_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -728,11 +754,12 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_alloc_forms1<ptxgen_index, PtxgenNcols>(dst));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_alloc_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_alloc_forms1<ptxgen_index, PtxgenNcols>(dst);
+    } else {
+        detail::refuse<detail::tcgen05_alloc_forms1_gates[ptxgen_c].from, detail::tcgen05_alloc_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -743,6 +770,14 @@ namespace detail {
 // The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_alloc_exclusive_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_alloc_exclusive_forms0_gates[] = {
+    {0x6db600ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_alloc_exclusive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -778,11 +813,12 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_alloc_exclusive_forms0<ptxgen_index>(dst, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_alloc_exclusive_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_alloc_exclusive_forms0<ptxgen_index>(dst, ncols);
+    } else {
+        detail::refuse<detail::tcgen05_alloc_exclusive_forms0_gates[ptxgen_c].from, detail::tcgen05_alloc_exclusive_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -793,6 +829,14 @@ namespace detail {
 // The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_alloc_exclusive_forms1_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_alloc_exclusive_forms1_gates[] = {
+    {0x6db600ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_alloc_exclusive_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -830,11 +874,12 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_alloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(dst));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_alloc_exclusive_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_alloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(dst);
+    } else {
+        detail::refuse<detail::tcgen05_alloc_exclusive_forms1_gates[ptxgen_c].from, detail::tcgen05_alloc_exclusive_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -845,6 +890,14 @@ namespace detail {
 // The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_dealloc_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_dealloc_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_dealloc_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -879,11 +932,12 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_dealloc_forms0<ptxgen_index>(taddr, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_dealloc_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_dealloc_forms0<ptxgen_index>(taddr, ncols);
+    } else {
+        detail::refuse<detail::tcgen05_dealloc_forms0_gates[ptxgen_c].from, detail::tcgen05_dealloc_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -894,6 +948,14 @@ namespace detail {
 // The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_dealloc_forms1_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_dealloc_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_dealloc_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -930,11 +992,12 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_dealloc_forms1<ptxgen_index, PtxgenNcols>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_dealloc_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_dealloc_forms1<ptxgen_index, PtxgenNcols>(taddr);
+    } else {
+        detail::refuse<detail::tcgen05_dealloc_forms1_gates[ptxgen_c].from, detail::tcgen05_dealloc_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -945,6 +1008,14 @@ namespace detail {
 // The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_dealloc_exclusive_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_dealloc_exclusive_forms0_gates[] = {
+    {0x6db600ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_dealloc_exclusive_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -979,11 +1050,12 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_dealloc_exclusive_forms0<ptxgen_index>(taddr, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_dealloc_exclusive_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_dealloc_exclusive_forms0<ptxgen_index>(taddr, ncols);
+    } else {
+        detail::refuse<detail::tcgen05_dealloc_exclusive_forms0_gates[ptxgen_c].from, detail::tcgen05_dealloc_exclusive_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -994,6 +1066,14 @@ namespace detail {
 // The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_dealloc_exclusive_forms1_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_dealloc_exclusive_forms1_gates[] = {
+    {0x6db600ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_dealloc_exclusive_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -1030,11 +1110,12 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_dealloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_dealloc_exclusive_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_dealloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(taddr);
+    } else {
+        detail::refuse<detail::tcgen05_dealloc_exclusive_forms1_gates[ptxgen_c].from, detail::tcgen05_dealloc_exclusive_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1045,6 +1126,14 @@ namespace detail {
 // The 2 forms of tcgen05_relinquish_alloc_permit: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_relinquish_alloc_permit_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_relinquish_alloc_permit_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_relinquish_alloc_permit_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF>
@@ -1075,11 +1164,12 @@ PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.relinquish_alloc_permit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_relinquish_alloc_permit_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_index>();
+    } else {
+        detail::refuse<detail::tcgen05_relinquish_alloc_permit_forms0_gates[ptxgen_c].from, detail::tcgen05_relinquish_alloc_permit_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1097,6 +1187,14 @@ inline constexpr long long tcgen05_ld_forms0_table[] = {
     10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
     13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
     15872, 16128,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_ld_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_ld_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1142,11 +1240,12 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms0<ptxgen_index>(r, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_ld_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_ld_forms0<ptxgen_index>(r, taddr);
+    } else {
+        detail::refuse<detail::tcgen05_ld_forms0_gates[ptxgen_c].from, detail::tcgen05_ld_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1158,6 +1257,14 @@ namespace detail {
 inline constexpr long long tcgen05_ld_forms1_table[] = {
     16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_ld_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_ld_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
@@ -1207,11 +1314,12 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_ld_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_ld_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, taddr);
+    } else {
+        detail::refuse<detail::tcgen05_ld_forms1_gates[ptxgen_c].from, detail::tcgen05_ld_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1232,6 +1340,14 @@ inline constexpr long long tcgen05_ld_red_forms0_table[] = {
     37888, 38912, 39936, 40192, 40448, 40704, 40960, 41984,
     43008, 43264, 43520, 43776, 44032, 45056, 46080, 46336,
     46592, 46848, 47104, 48128,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_ld_red_forms0_gates[] = {
+    {0x6db000ull, 0, 88},
+};
+inline constexpr void (*const tcgen05_ld_red_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1281,11 +1397,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms0<ptxgen_index>(r, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_ld_red_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_ld_red_forms0<ptxgen_index>(r, redval, taddr);
+    } else {
+        detail::refuse<detail::tcgen05_ld_red_forms0_gates[ptxgen_c].from, detail::tcgen05_ld_red_forms0_errors[ptxgen_c]>();
     }
 #endif
     return redval;
@@ -1307,6 +1424,14 @@ inline constexpr long long tcgen05_ld_red_forms1_table[] = {
     87040, 88064, 89088, 89344, 89600, 89856, 90112, 91136,
     92160, 92416, 92672, 92928, 93184, 94208, 95232, 95488,
     95744, 96000, 96256, 97280,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_ld_red_forms1_gates[] = {
+    {0x6db000ull, 0, 88},
+};
+inline constexpr void (*const tcgen05_ld_red_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1360,11 +1485,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_ld_red_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_ld_red_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, redval, taddr);
+    } else {
+        detail::refuse<detail::tcgen05_ld_red_forms1_gates[ptxgen_c].from, detail::tcgen05_ld_red_forms1_errors[ptxgen_c]>();
     }
 #endif
     return redval;
@@ -1381,6 +1507,14 @@ inline constexpr long long tcgen05_ld_red_spcompress_forms0_table[] = {
     6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
     8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
     10240, 10496, 10752, 11008, 11264, 11520, 11776, 12032,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_ld_red_spcompress_forms0_gates[] = {
+    {0x40000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_ld_red_spcompress_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1428,11 +1562,12 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_ld_red_spcompress_forms0<ptxgen_index>(mdata, cdata, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_ld_red_spcompress_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_ld_red_spcompress_forms0<ptxgen_index>(mdata, cdata, redval, taddr);
+    } else {
+        detail::refuse<detail::tcgen05_ld_red_spcompress_forms0_gates[ptxgen_c].from, detail::tcgen05_ld_red_spcompress_forms0_errors[ptxgen_c]>();
     }
 #endif
     return redval;
@@ -1451,6 +1586,14 @@ inline constexpr long long tcgen05_st_forms0_table[] = {
     10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
     13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
     15872, 16128,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_st_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_st_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1496,11 +1639,12 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms0<ptxgen_index>(taddr, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_st_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_st_forms0<ptxgen_index>(taddr, r);
+    } else {
+        detail::refuse<detail::tcgen05_st_forms0_gates[ptxgen_c].from, detail::tcgen05_st_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1512,6 +1656,14 @@ namespace detail {
 inline constexpr long long tcgen05_st_forms1_table[] = {
     16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
     18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_st_forms1_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_st_forms1_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
@@ -1561,11 +1713,12 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(taddr, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_st_forms1_gates[ptxgen_c])) {
+        detail::tcgen05_st_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(taddr, r);
+    } else {
+        detail::refuse<detail::tcgen05_st_forms1_gates[ptxgen_c].from, detail::tcgen05_st_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1681,6 +1834,14 @@ inline constexpr long long tcgen05_cp_forms0_table[] = {
     21504, 21760, 22016, 25344, 25600, 25856, 26112, 26368,
     26624, 29952, 30208, 30464,
 };
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_cp_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_cp_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+};
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc);
@@ -1722,11 +1883,12 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.cp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_cp_forms0<ptxgen_index>(taddr, s_desc));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_cp_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_cp_forms0<ptxgen_index>(taddr, s_desc);
+    } else {
+        detail::refuse<detail::tcgen05_cp_forms0_gates[ptxgen_c].from, detail::tcgen05_cp_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1737,6 +1899,14 @@ namespace detail {
 // The 2 forms of tcgen05_shift: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_shift_forms0_table[] = {
     0, 256,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_shift_forms0_gates[] = {
+    {0x249200ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_shift_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1769,11 +1939,12 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.shift: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_shift_forms0<ptxgen_index>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_shift_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_shift_forms0<ptxgen_index>(taddr);
+    } else {
+        detail::refuse<detail::tcgen05_shift_forms0_gates[ptxgen_c].from, detail::tcgen05_shift_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1784,6 +1955,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_commit_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1817,11 +1996,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_forms0<ptxgen_index>(mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_forms0<ptxgen_index>(mbar);
+    } else {
+        detail::refuse<detail::tcgen05_commit_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1832,6 +2012,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_forms0_gates[] = {
+    {0x6db600ull, 0, 86},
+};
+inline constexpr void (*const tcgen05_commit_multicast_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1867,11 +2055,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_multicast_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1882,6 +2071,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast_16b: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_16b_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_16b_forms0_gates[] = {
+    {0x6db600ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_multicast_16b_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1917,11 +2114,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_16b_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_16b_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_16b_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_16b_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1932,6 +2130,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast_32b: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_32b_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_32b_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_multicast_32b_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1967,11 +2173,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_32b_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_32b_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_32b_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_32b_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1982,6 +2189,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_sync_restrict: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_sync_restrict_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_sync_restrict_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -2015,11 +2230,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_sync_restrict_forms0<ptxgen_index>(mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_sync_restrict_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_sync_restrict_forms0<ptxgen_index>(mbar);
+    } else {
+        detail::refuse<detail::tcgen05_commit_sync_restrict_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_sync_restrict_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2030,6 +2246,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast_sync_restrict: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_sync_restrict_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_multicast_sync_restrict_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2065,11 +2289,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_sync_restrict_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_sync_restrict_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_sync_restrict_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2080,6 +2305,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast_16b_sync_restrict: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_16b_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_16b_sync_restrict_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_multicast_16b_sync_restrict_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2115,11 +2348,12 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -2130,6 +2364,14 @@ namespace detail {
 // The 4 forms of tcgen05_commit_multicast_32b_sync_restrict: form number * 256 + support class, by number.
 inline constexpr long long tcgen05_commit_multicast_32b_sync_restrict_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tcgen05_commit_multicast_32b_sync_restrict_forms0_gates[] = {
+    {0xc0000ull, 0, 94},
+};
+inline constexpr void (*const tcgen05_commit_multicast_32b_sync_restrict_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2165,14 +2407,71 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_gates[ptxgen_c])) {
+        detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask);
+    } else {
+        detail::refuse<detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_gates[ptxgen_c].from, detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_alloc(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_st() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_cp(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_shift(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of tcgen05_ld for these qualifiers, as array types: declare

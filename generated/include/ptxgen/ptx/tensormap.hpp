@@ -97,7 +97,12 @@ enum class tensormap_cp_fenceproxy_sync_aligned : int {
     sync_aligned,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
@@ -175,8 +180,11 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tenso
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -184,6 +192,14 @@ namespace detail {
 // The 6 forms of tensormap_replace: form number * 256 + support class, by number.
 inline constexpr long long tensormap_replace_forms0_table[] = {
     0, 256, 512, 768, 1024, 1280,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tensormap_replace_forms0_gates[] = {
+    {0x1b6db680ull, 0, 83},
+};
+inline constexpr void (*const tensormap_replace_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -227,11 +243,12 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_forms0<ptxgen_index>(addr, new_val));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tensormap_replace_forms0_gates[ptxgen_c])) {
+        detail::tensormap_replace_forms0<ptxgen_index>(addr, new_val);
+    } else {
+        detail::refuse<detail::tensormap_replace_forms0_gates[ptxgen_c].from, detail::tensormap_replace_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -243,6 +260,14 @@ namespace detail {
 inline constexpr long long tensormap_replace_dim_forms0_table[] = {
     1536, 1792, 2048, 2304, 2560, 2816, 3072, 3328,
     3584, 3840, 4096, 4352,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tensormap_replace_dim_forms0_gates[] = {
+    {0x1b6db680ull, 0, 83},
+};
+inline constexpr void (*const tensormap_replace_dim_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
@@ -290,11 +315,12 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_dim_forms0<ptxgen_index, PtxgenOrd>(addr, new_val));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tensormap_replace_dim_forms0_gates[ptxgen_c])) {
+        detail::tensormap_replace_dim_forms0<ptxgen_index, PtxgenOrd>(addr, new_val);
+    } else {
+        detail::refuse<detail::tensormap_replace_dim_forms0_gates[ptxgen_c].from, detail::tensormap_replace_dim_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -306,6 +332,16 @@ namespace detail {
 inline constexpr long long tensormap_replace_code_forms0_table[] = {
     4608, 4864, 5120, 5376, 5632, 5888, 6144, 6400,
     6656, 6913, 7169, 7425, 7680, 7936, 8192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tensormap_replace_code_forms0_gates[] = {
+    {0x1b6db680ull, 0, 83},
+    {0x1b6db600ull, 0, 86},
+};
+inline constexpr void (*const tensormap_replace_code_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
+    &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
@@ -353,14 +389,12 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tensormap_replace_code_forms0_gates[ptxgen_c])) {
+        detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr);
+    } else {
+        detail::refuse<detail::tensormap_replace_code_forms0_gates[ptxgen_c].from, detail::tensormap_replace_code_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -371,6 +405,14 @@ namespace detail {
 // The 4 forms of tensormap_cp_fenceproxy: form number * 256 + support class, by number.
 inline constexpr long long tensormap_cp_fenceproxy_forms0_table[] = {
     0, 256, 512, 768,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate tensormap_cp_fenceproxy_forms0_gates[] = {
+    {0x1fffffc0ull, 900, 83},
+};
+inline constexpr void (*const tensormap_cp_fenceproxy_forms0_errors[])() = {
+    &ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
@@ -407,14 +449,25 @@ PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: tensormap.cp_fenceproxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::tensormap_cp_fenceproxy_forms0<ptxgen_index, PtxgenSize>(dst, src));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::tensormap_cp_fenceproxy_forms0_gates[ptxgen_c])) {
+        detail::tensormap_cp_fenceproxy_forms0<ptxgen_index, PtxgenSize>(dst, src);
+    } else {
+        detail::refuse<detail::tensormap_cp_fenceproxy_forms0_gates[ptxgen_c].from, detail::tensormap_cp_fenceproxy_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_dim(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

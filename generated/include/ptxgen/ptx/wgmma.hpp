@@ -91,14 +91,8 @@ enum class wgmma_mma_async_sp_btype : int {
     s8,
 };
 
+
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0();
 
 PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_derive_k([[maybe_unused]] wgmma_mma_async_atype atype) {
     if ((atype == wgmma_mma_async_atype::f16)) return 16;
@@ -174,6 +168,18 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d([[maybe_unused]] int n, [[ma
     }
     return 0;
 }
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0();
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
@@ -293,8 +299,11 @@ struct wgmma_mma_async_sp_a_regs_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -313,6 +322,14 @@ inline constexpr long long wgmma_mma_async_forms0_table[] = {
     4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
     5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms0_gates[] = {
+    {0x80ull, 0, 80},
+};
+inline constexpr void (*const wgmma_mma_async_forms0_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -390,11 +407,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms0<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms0_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms0<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms0_gates[ptxgen_c].from, detail::wgmma_mma_async_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -416,6 +434,14 @@ inline constexpr long long wgmma_mma_async_forms1_table[] = {
     4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
     5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
     5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms1_gates[] = {
+    {0x80ull, 0, 80},
+};
+inline constexpr void (*const wgmma_mma_async_forms1_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -490,11 +516,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms1<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms1_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms1<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms1_gates[ptxgen_c].from, detail::wgmma_mma_async_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -540,6 +567,14 @@ inline constexpr long long wgmma_mma_async_forms2_table[] = {
     5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
     5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms2_gates[] = {
+    {0x80ull, 0, 80},
+};
+inline constexpr void (*const wgmma_mma_async_forms2_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -609,11 +644,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms2<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms2_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms2<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms2_gates[ptxgen_c].from, detail::wgmma_mma_async_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -659,6 +695,14 @@ inline constexpr long long wgmma_mma_async_forms3_table[] = {
     5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
     5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
     6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms3_gates[] = {
+    {0x80ull, 0, 80},
+};
+inline constexpr void (*const wgmma_mma_async_forms3_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -729,11 +773,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms3<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms3_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms3<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms3_gates[ptxgen_c].from, detail::wgmma_mma_async_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -764,6 +809,16 @@ inline constexpr long long wgmma_mma_async_forms4_table[] = {
     5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
     5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
     6281728, 6290688,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms4_gates[] = {
+    {0x80ull, 0, 80},
+    {0x80ull, 0, 84},
+};
+inline constexpr void (*const wgmma_mma_async_forms4_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -825,14 +880,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms4_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms4_gates[ptxgen_c].from, detail::wgmma_mma_async_forms4_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -863,6 +916,16 @@ inline constexpr long long wgmma_mma_async_forms5_table[] = {
     5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
     5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
     6281728, 6290688,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_forms5_gates[] = {
+    {0x80ull, 0, 80},
+    {0x80ull, 0, 84},
+};
+inline constexpr void (*const wgmma_mma_async_forms5_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -925,14 +988,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_forms5_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_forms5_gates[ptxgen_c].from, detail::wgmma_mma_async_forms5_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -954,6 +1015,14 @@ inline constexpr long long wgmma_mma_async_sp_forms0_table[] = {
     1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
     1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms0_gates[] = {
+    {0x80ull, 0, 82},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms0_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1032,11 +1101,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms0<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms0_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms0<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms0_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms0_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1058,6 +1128,14 @@ inline constexpr long long wgmma_mma_async_sp_forms1_table[] = {
     1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
     1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
     2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms1_gates[] = {
+    {0x80ull, 0, 82},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms1_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1133,11 +1211,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms1<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms1_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms1<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms1_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms1_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1183,6 +1262,14 @@ inline constexpr long long wgmma_mma_async_sp_forms2_table[] = {
     2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
     2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms2_gates[] = {
+    {0x80ull, 0, 82},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms2_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1253,11 +1340,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms2<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms2_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms2<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms2_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms2_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1303,6 +1391,14 @@ inline constexpr long long wgmma_mma_async_sp_forms3_table[] = {
     2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
     2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
     2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms3_gates[] = {
+    {0x80ull, 0, 82},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms3_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1374,11 +1470,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms3<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms3_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms3<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms3_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms3_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1406,6 +1503,16 @@ inline constexpr long long wgmma_mma_async_sp_forms4_table[] = {
     2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
     2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms4_gates[] = {
+    {0x80ull, 0, 82},
+    {0x80ull, 0, 84},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms4_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1468,14 +1575,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms4_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms4_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms4_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1503,6 +1608,16 @@ inline constexpr long long wgmma_mma_async_sp_forms5_table[] = {
     2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
     2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
     2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+};
+// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+inline constexpr gate wgmma_mma_async_sp_forms5_gates[] = {
+    {0x80ull, 0, 82},
+    {0x80ull, 0, 84},
+};
+inline constexpr void (*const wgmma_mma_async_sp_forms5_errors[])() = {
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1566,14 +1681,12 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(ptxgen_class >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    // no form (refused by the checks where the target may have one): the first class
+    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
+    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::wgmma_mma_async_sp_forms5_gates[ptxgen_c])) {
+        detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        detail::refuse<detail::wgmma_mma_async_sp_forms5_gates[ptxgen_c].from, detail::wgmma_mma_async_sp_forms5_errors[ptxgen_c]>();
     }
 #endif
 }
@@ -1641,6 +1754,38 @@ PTXGEN_PTX_DEVICE void wgmma_wait_group(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_fence() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_wait_group(detail::host_arg) { }
+#endif
 
 /**
  * The array operands of wgmma_mma_async for these qualifiers, as array types: declare
