@@ -879,7 +879,7 @@ class _Wrapper:
             for q in order:
                 number = number * len(q.domain) + q.domain.index(f.params[q.name])
             if not selects(self.select, f):
-                entries.append((number * FORM_CLASSES + NOT_SELECTED, "\"\"", 0))
+                entries.append((number * FORM_CLASSES + NOT_SELECTED, (), 0))
                 left_out = True
                 continue
             b = self.gating(f)
@@ -893,7 +893,7 @@ class _Wrapper:
             elif formats != fmts:
                 raise ValueError(f"{f.key}: the immediates of an overload differ between forms")
             texts[number * FORM_CLASSES + k] = text
-            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode), 0))
+            entries.append((number * FORM_CLASSES + k, self.ins.opcode_parts(f.params), 0))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
@@ -939,8 +939,8 @@ class _Wrapper:
                 "targs": ", ".join(["ptxgen_index", *imm_refs.values()]),
                 "args": ", ".join(args),
                 "opcodes": escape.ident(f"{fn}_opcode"),
-                "opcode_rows": [", ".join(e[1] for e in entries[i:i + 4])
-                                for i in range(0, len(entries), 4)],
+                "opcode_pieces": escape.ident(f"{fn}_opcode_pieces"),
+                **_opcode_halves([e[1] for e in entries]),
                 "immediates": escape.ident(f"{fn}_immediates"),
                 "immediate_formats": [escape.cpp_str(x) for x in formats] if any(formats)
                 else [],
@@ -1364,6 +1364,31 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
     return list(out.values())
 
 
+def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:
+    """The opcodes of a forms table (each as its instruction name and qualifier texts;
+    empty: a form left out of the selection) as two pieces each, a head and a tail, cut
+    after the same qualifier in every form where the distinct heads and tails are
+    shortest: the pieces once each, then the two piece numbers of each form."""
+    width = max((len(p) for p in parts), default=0)
+    best: tuple[int, int] = (-1, 0)
+    for cut in range(1, max(width, 2)):
+        heads = {"".join(p[:cut]) for p in parts if p}
+        tails = {"".join(p[cut:]) for p in parts if p}
+        size = sum(map(len, heads)) + sum(map(len, tails)) + 4 * (len(heads) + len(tails))
+        if best[0] < 0 or size < best[0]:
+            best = (size, cut)
+    cut = best[1]
+    pieces: dict[str, int] = {"": 0}
+    numbers: list[str] = []
+    for p in parts:
+        for text in ("".join(p[:cut]), "".join(p[cut:])):
+            numbers.append(str(pieces.setdefault(text, len(pieces))))
+    return {"piece_rows": [", ".join(escape.cpp_str(x) for x in list(pieces)[i:i + 4])
+                           for i in range(0, len(pieces), 4)],
+            "opcode_rows": [", ".join(numbers[i:i + 16]) for i in range(0, len(numbers), 16)],
+            "piece_type": "unsigned char" if len(pieces) <= 256 else "unsigned short"}
+
+
 def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The asm statements of a file's forms, one function per parameter list (the forms
     functions with the same parameters share it, and its statements); each forms table
@@ -1387,7 +1412,8 @@ def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[s
         t = f["forms"]
         if t:
             n = groups[t["params"]]["slots"]
-            t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcodes']}, PtxgenF>",
+            t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcode_pieces']}, "
+                                        f"{t['opcodes']}, PtxgenF>",
                                         *t["slot_texts"],
                                         *["detail::no_text"] * (n - len(t["slot_texts"]))])
     return [{"function": g["function"], "params": g["params"],

@@ -490,15 +490,26 @@ PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
     return n;
 }
 
-/// Entry PtxgenI of a table of opcode texts as a constant char array (c), the
-/// "C" operand that an asm statement shared by several forms splices its opcode
-/// from: only the forms a translation unit uses are ever instantiated.
-template <const auto& PtxgenTable, long long PtxgenI,
-          class PtxgenSeq = std::make_integer_sequence<int, text_length(PtxgenTable[PtxgenI]) + 1>>
+/// The opcode of form PtxgenI of a forms table as a constant char array (c), the "C"
+/// operand that an asm statement shared by several forms splices its opcode from: the
+/// two pieces PtxgenNumbers[2 * PtxgenI] and [2 * PtxgenI + 1] of PtxgenPieces, joined.
+/// Only the forms a translation unit uses are ever instantiated.
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI>
+struct opcode_pieces {
+    static constexpr const char* head = PtxgenPieces[PtxgenNumbers[2 * PtxgenI]];
+    static constexpr const char* tail = PtxgenPieces[PtxgenNumbers[2 * PtxgenI + 1]];
+    static constexpr int n = text_length(head);
+};
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI,
+          class PtxgenP = opcode_pieces<PtxgenPieces, PtxgenNumbers, PtxgenI>,
+          class PtxgenSeq = std::make_integer_sequence<int, PtxgenP::n + text_length(PtxgenP::tail) + 1>>
 struct opcode_text;
-template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenC>
-struct opcode_text<PtxgenTable, PtxgenI, std::integer_sequence<int, PtxgenC...>> {
-    static constexpr char c[] = {PtxgenTable[PtxgenI][PtxgenC]...};
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI, class PtxgenP,
+          int... PtxgenC>
+struct opcode_text<PtxgenPieces, PtxgenNumbers, PtxgenI, PtxgenP,
+                   std::integer_sequence<int, PtxgenC...>> {
+    static constexpr char c[] = {
+        (PtxgenC < PtxgenP::n ? PtxgenP::head[PtxgenC] : PtxgenP::tail[PtxgenC - PtxgenP::n])...};
 };
 
 /// The text of a form's immediate operands, built from a format of a table: '%' and a
