@@ -815,7 +815,7 @@ class _Wrapper:
         assert targets is not None
         if table is not None:
             here = " || ".join(
-                f"(ptxgen_class == {i} && detail::supported({c['mask']}, {c['arch_from']}, "
+                f"(ptxgen_f::cls == {i} && detail::supported({c['mask']}, {c['arch_from']}, "
                 f"{c['since']}))" for i, c in enumerate(table["classes"])) or "false"
         else:
             here = " || ".join(sorted({f"detail::supported({b['mask']}, {b['arch_from']}, "
@@ -936,7 +936,7 @@ class _Wrapper:
                 "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
-                "targs": ", ".join(["ptxgen_index", *imm_refs.values()]),
+                "targs": ", ".join(["ptxgen_f::index", *imm_refs.values()]),
                 "args": ", ".join(args),
                 "opcodes": escape.ident(f"{fn}_opcode"),
                 "opcode_pieces": escape.ident(f"{fn}_opcode_pieces"),
@@ -949,8 +949,7 @@ class _Wrapper:
                 "statement_texts": [texts.get(e[0]) for e in entries],
                 "statement_tparams": ", ".join(t for t in tparams if t.startswith("class ")),
                 "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e}
-                            for (m, fr, si, e) in classes],
-                "gates": escape.ident(f"{fn}_gates"), "errors": escape.ident(f"{fn}_errors")}
+                            for (m, fr, si, e) in classes]}
 
     def asm(self, f: Form, imm_refs: Mapping[str, str],
             opcode_operand: str | None = None) -> str:

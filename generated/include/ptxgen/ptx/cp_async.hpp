@@ -110,20 +110,22 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(long long v) {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async: form number * 256 + support class, by number.
-inline constexpr long long cp_async_forms0_table[] = {
-    0, 257, 513, 769, 2048, 2305, 2561, 2817,
-    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 74},
-};
-inline constexpr void (*const cp_async_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+struct cp_async_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 2048, 2305, 2561, 2817,
+        4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
@@ -154,23 +156,19 @@ PTXGEN_PTX_DEVICE void cp_async(
     imm_t<PtxgenCpSize> cp_size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_forms0_gates[ptxgen_c])) {
-        detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem);
     } else {
-        detail::refuse<detail::cp_async_forms0_gates[ptxgen_c].from, detail::cp_async_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -178,18 +176,20 @@ PTXGEN_PTX_DEVICE void cp_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async: form number * 256 + support class, by number.
-inline constexpr long long cp_async_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_forms1_gates[] = {
-    {0x1ffffffeull, 800, 74},
-};
-inline constexpr void (*const cp_async_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+struct cp_async_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -222,23 +222,19 @@ PTXGEN_PTX_DEVICE void cp_async(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_forms1_gates[ptxgen_c])) {
-        detail::cp_async_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_forms1_gates[ptxgen_c].from, detail::cp_async_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -246,20 +242,22 @@ PTXGEN_PTX_DEVICE void cp_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
-inline constexpr long long cp_async_src_size_forms0_table[] = {
-    0, 257, 513, 769, 2048, 2305, 2561, 2817,
-    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_src_size_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 74},
-};
-inline constexpr void (*const cp_async_src_size_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+struct cp_async_src_size_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 2048, 2305, 2561, 2817,
+        4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -292,23 +290,19 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint32_t src_size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_src_size_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_src_size_forms0_gates[ptxgen_c])) {
-        detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_src_size_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, src_size);
     } else {
-        detail::refuse<detail::cp_async_src_size_forms0_gates[ptxgen_c].from, detail::cp_async_src_size_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -316,18 +310,20 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
-inline constexpr long long cp_async_src_size_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_src_size_forms1_gates[] = {
-    {0x1ffffffeull, 800, 74},
-};
-inline constexpr void (*const cp_async_src_size_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+struct cp_async_src_size_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -362,23 +358,19 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_src_size_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_src_size_forms1_gates[ptxgen_c])) {
-        detail::cp_async_src_size_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_src_size_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_src_size_forms1_gates[ptxgen_c].from, detail::cp_async_src_size_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -386,18 +378,20 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
-inline constexpr long long cp_async_ignore_src_forms0_table[] = {
-    0, 256, 512, 768, 2048, 2304, 2560, 2816,
-    4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_ignore_src_forms0_gates[] = {
-    {0x1ffffffeull, 800, 75},
-};
-inline constexpr void (*const cp_async_ignore_src_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+struct cp_async_ignore_src_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 2048, 2304, 2560, 2816,
+        4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 75},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -430,23 +424,19 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     bool ignore_src
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_ignore_src_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_ignore_src_forms0_gates[ptxgen_c])) {
-        detail::cp_async_ignore_src_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_ignore_src_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, ignore_src);
     } else {
-        detail::refuse<detail::cp_async_ignore_src_forms0_gates[ptxgen_c].from, detail::cp_async_ignore_src_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -454,18 +444,20 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
-inline constexpr long long cp_async_ignore_src_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_ignore_src_forms1_gates[] = {
-    {0x1ffffffeull, 800, 75},
-};
-inline constexpr void (*const cp_async_ignore_src_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+struct cp_async_ignore_src_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 75},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -500,23 +492,19 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_ignore_src_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_ignore_src_forms1_gates[ptxgen_c])) {
-        detail::cp_async_ignore_src_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_ignore_src_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_ignore_src_forms1_gates[ptxgen_c].from, detail::cp_async_ignore_src_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -588,19 +576,21 @@ PTXGEN_PTX_DEVICE void cp_async_wait_all(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long cp_async_mbarrier_arrive_forms0_table[] = {
-    0, 256, 513, 768, 1024, 1281,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of cp_async_mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_mbarrier_arrive_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-};
-inline constexpr void (*const cp_async_mbarrier_arrive_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+struct cp_async_mbarrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 768, 1024, 1281,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -625,19 +615,15 @@ PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(
     detail::reg_t<detail::cp_async_mbarrier_arrive_type_addr(PtxgenNoinc, PtxgenSpace, cp_async_mbarrier_arrive_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_mbarrier_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_mbarrier_arrive_forms0_gates[ptxgen_c])) {
-        detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_mbarrier_arrive_forms0<ptxgen_f::index>(addr);
     } else {
-        detail::refuse<detail::cp_async_mbarrier_arrive_forms0_gates[ptxgen_c].from, detail::cp_async_mbarrier_arrive_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }

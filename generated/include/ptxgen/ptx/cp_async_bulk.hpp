@@ -207,22 +207,24 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool re
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_forms0_table[] = {
-    0, 257, 513, 769, 1025, 1281, 1537, 3586,
-    3841, 4097, 4353, 4609, 4865, 5121,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 86},
-    {0xc0000ull, 0, 94},
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 1025, 1281, 1537, 3586,
+        3841, 4097, 4353, 4609, 4865, 5121,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+        {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -254,21 +256,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar);
     } else {
-        detail::refuse<detail::cp_async_bulk_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -276,22 +274,24 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_forms1_table[] = {
-    1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
-    5633, 5889, 6145, 6401, 6657, 6913,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 86},
-    {0xc0000ull, 0, 94},
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-    &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_forms1_table {
+    static constexpr long long table[] = {
+        1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
+        5633, 5889, 6145, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+        {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -325,21 +325,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_forms1<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_bulk_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -347,20 +343,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_multicast_cluster_forms0_table[] = {
-    3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
-    7425, 7681, 7937, 8193, 8449, 8705,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_multicast_cluster_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const cp_async_bulk_multicast_cluster_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct cp_async_bulk_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
+        7425, 7681, 7937, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -394,23 +392,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_multicast_cluster_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cta_mask);
     } else {
-        detail::refuse<detail::cp_async_bulk_multicast_cluster_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_multicast_cluster_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -418,20 +412,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_multicast_cluster_forms1_table[] = {
-    5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
-    9217, 9473, 9729, 9985, 10241, 10497,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_multicast_cluster_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const cp_async_bulk_multicast_cluster_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct cp_async_bulk_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
+        9217, 9473, 9729, 9985, 10241, 10497,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -467,23 +463,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_multicast_cluster_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_bulk_multicast_cluster_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_multicast_cluster_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -491,19 +483,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_ignore_oob_forms0_table[] = {
-    0, 257,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_ignore_oob_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 92},
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const cp_async_bulk_ignore_oob_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct cp_async_bulk_ignore_oob_forms0_table {
+    static constexpr long long table[] = {
+        0, 257,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 92},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -538,23 +532,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_ignore_oob_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_ignore_oob_forms0<ptxgen_f::index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
     } else {
-        detail::refuse<detail::cp_async_bulk_ignore_oob_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_ignore_oob_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -562,19 +552,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_ignore_oob_forms1_table[] = {
-    1792, 2049,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_ignore_oob_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 92},
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const cp_async_bulk_ignore_oob_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-    &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct cp_async_bulk_ignore_oob_forms1_table {
+    static constexpr long long table[] = {
+        1792, 2049,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 92},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -611,23 +603,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_ignore_oob_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_ignore_oob_forms1<ptxgen_f::index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_bulk_ignore_oob_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_ignore_oob_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -663,17 +651,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_forms0_table[] = {
-    0,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_to_global_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_to_global_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_to_global_forms0_table {
+    static constexpr long long table[] = {
+        0,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -701,21 +691,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_forms0<ptxgen_f::index>(dst_mem, src_mem, size);
     } else {
-        detail::refuse<detail::cp_async_bulk_to_global_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -723,17 +709,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_forms1_table[] = {
-    256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_to_global_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_to_global_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_to_global_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -763,21 +751,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_bulk_to_global_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -785,17 +769,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_cp_mask_forms0_table[] = {
-    0,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_to_global_cp_mask_forms0_gates[] = {
-    {0x1fffff00ull, 1000, 86},
-};
-inline constexpr void (*const cp_async_bulk_to_global_cp_mask_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+struct cp_async_bulk_to_global_cp_mask_forms0_table {
+    static constexpr long long table[] = {
+        0,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -825,21 +811,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_cp_mask_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_index>(dst_mem, src_mem, size, byte_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_f::index>(dst_mem, src_mem, size, byte_mask);
     } else {
-        detail::refuse<detail::cp_async_bulk_to_global_cp_mask_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_cp_mask_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -847,17 +829,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_cp_mask_forms1_table[] = {
-    256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_to_global_cp_mask_forms1_gates[] = {
-    {0x1fffff00ull, 1000, 86},
-};
-inline constexpr void (*const cp_async_bulk_to_global_cp_mask_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+struct cp_async_bulk_to_global_cp_mask_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -889,21 +873,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_to_global_cp_mask_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy, byte_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy, byte_mask);
     } else {
-        detail::refuse<detail::cp_async_bulk_to_global_cp_mask_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_to_global_cp_mask_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -911,19 +891,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_forms0_table[] = {
-    0, 513,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_prefetch_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const cp_async_bulk_prefetch_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct cp_async_bulk_prefetch_forms0_table {
+    static constexpr long long table[] = {
+        0, 513,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -949,21 +931,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is required when hint = L2::cache_hint");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_forms0<ptxgen_f::index>(src_mem, size);
     } else {
-        detail::refuse<detail::cp_async_bulk_prefetch_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -971,17 +949,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_forms1_table[] = {
-    256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_prefetch_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_prefetch_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_prefetch_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1009,21 +989,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_forms1_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is only allowed when hint = L2::cache_hint");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_prefetch_forms1_gates[ptxgen_c])) {
-        detail::cp_async_bulk_prefetch_forms1<ptxgen_index>(src_mem, size, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_forms1<ptxgen_f::index>(src_mem, size, cache_policy);
     } else {
-        detail::refuse<detail::cp_async_bulk_prefetch_forms1_gates[ptxgen_c].from, detail::cp_async_bulk_prefetch_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1031,18 +1007,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_forms0_table[] = {
-    256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
-    10496, 12800, 15360, 17920,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_reduce_async_bulk_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_reduce_async_bulk_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_reduce_async_bulk_forms0_table {
+    static constexpr long long table[] = {
+        256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
+        10496, 12800, 15360, 17920,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1073,19 +1051,15 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_forms0_gates[ptxgen_c])) {
-        detail::cp_reduce_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar);
     } else {
-        detail::refuse<detail::cp_reduce_async_bulk_forms0_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1093,22 +1067,24 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_to_global_forms0_table[] = {
-    1024, 2048, 4096, 6400, 7424, 8192, 8449, 9216,
-    11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
-    24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
-    61440, 64512, 71680, 74752,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_reduce_async_bulk_to_global_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 94},
-};
-inline constexpr void (*const cp_reduce_async_bulk_to_global_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+struct cp_reduce_async_bulk_to_global_forms0_table {
+    static constexpr long long table[] = {
+        1024, 2048, 4096, 6400, 7424, 8192, 8449, 9216,
+        11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
+        24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
+        61440, 64512, 71680, 74752,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1139,21 +1115,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_to_global_forms0_gates[ptxgen_c])) {
-        detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_f::index>(dst_mem, src_mem, size);
     } else {
-        detail::refuse<detail::cp_reduce_async_bulk_to_global_forms0_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_to_global_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1161,22 +1133,24 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_to_global_forms1_table[] = {
-    1536, 2560, 4608, 6912, 7936, 8704, 8961, 9728,
-    11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
-    25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
-    61952, 65024, 72192, 75264,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_reduce_async_bulk_to_global_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 94},
-};
-inline constexpr void (*const cp_reduce_async_bulk_to_global_forms1_errors[])() = {
-    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+struct cp_reduce_async_bulk_to_global_forms1_table {
+    static constexpr long long table[] = {
+        1536, 2560, 4608, 6912, 7936, 8704, 8961, 9728,
+        11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
+        25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
+        61952, 65024, 72192, 75264,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1209,21 +1183,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_reduce_async_bulk_to_global_forms1_gates[ptxgen_c])) {
-        detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy);
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy);
     } else {
-        detail::refuse<detail::cp_reduce_async_bulk_to_global_forms1_gates[ptxgen_c].from, detail::cp_reduce_async_bulk_to_global_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1250,17 +1220,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
-    0, 256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate cp_async_bulk_wait_group_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const cp_async_bulk_wait_group_forms0_errors[])() = {
-    &ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct cp_async_bulk_wait_group_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, long long PtxgenN>
@@ -1283,21 +1255,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     imm_t<PtxgenN> n
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenRead ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_wait_group_forms0_table, detail::form_digit(0, 2, (PtxgenRead ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_wait_group_ok_n(PtxgenRead, PtxgenN),
                   "ptxgen: cp.async.bulk.wait_group: immediate n is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::cp_async_bulk_wait_group_forms0_gates[ptxgen_c])) {
-        detail::cp_async_bulk_wait_group_forms0<ptxgen_index, PtxgenN>();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_wait_group_forms0<ptxgen_f::index, PtxgenN>();
     } else {
-        detail::refuse<detail::cp_async_bulk_wait_group_forms0_gates[ptxgen_c].from, detail::cp_async_bulk_wait_group_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }

@@ -228,27 +228,29 @@ struct stmatrix_r_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of ldmatrix: form number * 256 + support class, by number.
-inline constexpr long long ldmatrix_forms0_table[] = {
-    0, 256, 513, 768, 1024, 1281, 6144, 6400,
-    6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
-    13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
-    23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
-    28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
-    41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
-    52226, 52482, 52738, 53762, 54018, 54274,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 54 forms of ldmatrix: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate ldmatrix_forms0_gates[] = {
-    {0x1fffffffull, 750, 65},
-    {0x1fffffffull, 750, 78},
-    {0x1b6db600ull, 0, 86},
-};
-inline constexpr void (*const ldmatrix_forms0_errors[])() = {
-    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+struct ldmatrix_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 768, 1024, 1281, 6144, 6400,
+        6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
+        13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
+        23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
+        28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
+        41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
+        52226, 52482, 52738, 53762, 54018, 54274,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+        {0x1fffffffull, 750, 78},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -277,9 +279,7 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::ldmatrix_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::ldmatrix_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::ldmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
@@ -292,15 +292,13 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::ldmatrix_forms0_gates[ptxgen_c])) {
-        detail::ldmatrix_forms0<ptxgen_index>(d, p);
+    if constexpr (ptxgen_f::ok) {
+        detail::ldmatrix_forms0<ptxgen_f::index>(d, p);
     } else {
-        detail::refuse<detail::ldmatrix_forms0_gates[ptxgen_c].from, detail::ldmatrix_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -308,22 +306,24 @@ PTXGEN_PTX_DEVICE void ldmatrix(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 27 forms of stmatrix: form number * 256 + support class, by number.
-inline constexpr long long stmatrix_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 3072, 3328,
-    3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
-    7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
-    17665, 17921, 18177,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 27 forms of stmatrix: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate stmatrix_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1b6db600ull, 0, 86},
-};
-inline constexpr void (*const stmatrix_forms0_errors[])() = {
-    &ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+struct stmatrix_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 3072, 3328,
+        3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
+        7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
+        17665, 17921, 18177,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -352,9 +352,7 @@ PTXGEN_PTX_DEVICE void stmatrix(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::stmatrix_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::stmatrix_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::stmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
@@ -363,15 +361,13 @@ PTXGEN_PTX_DEVICE void stmatrix(
     static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::stmatrix_forms0_gates[ptxgen_c])) {
-        detail::stmatrix_forms0<ptxgen_index>(p, r);
+    if constexpr (ptxgen_f::ok) {
+        detail::stmatrix_forms0<ptxgen_f::index>(p, r);
     } else {
-        detail::refuse<detail::stmatrix_forms0_gates[ptxgen_c].from, detail::stmatrix_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }

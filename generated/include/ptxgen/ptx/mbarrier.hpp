@@ -537,22 +537,24 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarri
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 9 forms of mbarrier_init: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_init_forms0_table[] = {
-    0, 256, 513, 770, 1026, 1282, 1538, 1794,
-    2050,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 9 forms of mbarrier_init: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_init_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_init_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_init_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 1026, 1282, 1538, 1794,
+        2050,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -579,19 +581,15 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_init_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_init_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_init_forms0_table, detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_init_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_init_forms0<ptxgen_f::index>(addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_init_forms0_gates[ptxgen_c].from, detail::mbarrier_init_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -599,19 +597,21 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 3 forms of mbarrier_inval: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_inval_forms0_table[] = {
-    0, 256, 513,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 3 forms of mbarrier_inval: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_inval_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-};
-inline constexpr void (*const mbarrier_inval_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+struct mbarrier_inval_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -635,19 +635,15 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
     detail::reg_t<detail::mbarrier_inval_type_addr(PtxgenSpace, mbarrier_inval_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_inval_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_inval_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_inval_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_inval_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_inval_forms0<ptxgen_index>(addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_inval_forms0<ptxgen_f::index>(addr);
     } else {
-        detail::refuse<detail::mbarrier_inval_forms0_gates[ptxgen_c].from, detail::mbarrier_inval_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -655,26 +651,28 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
-    5635, 7172, 7428, 7684, 8196, 8452, 8708,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+        5635, 7172, 7428, 7684, 8196, 8452, 8708,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -702,9 +700,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -712,15 +708,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms0<ptxgen_f::index>(state, addr);
     } else {
-        detail::refuse<detail::mbarrier_arrive_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -729,22 +723,24 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms1_table[] = {
-    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
-    5633, 7170, 7426, 7682, 8194, 8450, 8706,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+        5633, 7170, 7426, 7682, 8194, 8450, 8706,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -774,9 +770,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -784,15 +778,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms1<ptxgen_f::index>(state, addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -801,27 +793,29 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms2_table[] = {
-    0, 256, 513, 770, 4099, 4355, 4611, 4866,
-    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
-    8196, 8452, 8708, 8964,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_forms2_gates[] = {
-    {0x1ffffffeull, 800, 71},
-    {0x1ffffffeull, 800, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_forms2_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 4099, 4355, 4611, 4866,
+        5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+        8196, 8452, 8708, 8964,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -848,23 +842,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms2_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_forms2<ptxgen_index>(addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms2<ptxgen_f::index>(addr);
     } else {
-        detail::refuse<detail::mbarrier_arrive_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_forms2_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -872,23 +862,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms3_table[] = {
-    0, 256, 512, 769, 4097, 4353, 4609, 4865,
-    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
-    8194, 8450, 8706, 8962,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_forms3_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_forms3_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 769, 4097, 4353, 4609, 4865,
+        5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+        8194, 8450, 8706, 8962,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -917,23 +909,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_forms3_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms3<ptxgen_f::index>(addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_forms3_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -941,20 +929,22 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_expect_tx_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_forms0_table[] = {
-    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
-    5632, 7169, 7425, 7681, 8193, 8449, 8705,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_expect_tx_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_expect_tx_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_expect_tx_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+        5632, 7169, 7425, 7681, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -984,9 +974,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -994,15 +982,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_forms0<ptxgen_f::index>(state, addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1011,21 +997,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_forms1_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
-    8193, 8449, 8705, 8961,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_expect_tx_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_expect_tx_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_expect_tx_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+        8193, 8449, 8705, 8961,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1054,23 +1042,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_forms1<ptxgen_f::index>(addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_expect_tx_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1078,21 +1062,23 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_no_complete_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-};
-inline constexpr void (*const mbarrier_arrive_no_complete_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+struct mbarrier_arrive_no_complete_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1122,9 +1108,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1134,15 +1118,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_no_complete_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_no_complete_forms0<ptxgen_f::index>(state, addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_no_complete_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_no_complete_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1151,21 +1133,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_no_complete_forms1_gates[] = {
-    {0x1ffffffeull, 800, 71},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-};
-inline constexpr void (*const mbarrier_arrive_no_complete_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+struct mbarrier_arrive_no_complete_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1194,9 +1178,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1204,15 +1186,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_no_complete_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_no_complete_forms1<ptxgen_f::index>(addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_no_complete_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_no_complete_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1220,17 +1200,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_multicast_cluster_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1260,9 +1242,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1272,15 +1252,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_f::index>(state, addr, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1289,17 +1267,19 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_multicast_cluster_forms1_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1331,9 +1311,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1343,15 +1321,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_f::index>(state, addr, arrival_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1360,18 +1336,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms2_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_multicast_cluster_forms2_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms2_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_multicast_cluster_forms2_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1400,9 +1378,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1410,15 +1386,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms2_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_f::index>(addr, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms2_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1426,18 +1400,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_multicast_cluster_forms3_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_multicast_cluster_forms3_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_multicast_cluster_forms3_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1468,9 +1444,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1478,15 +1452,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_multicast_cluster_forms3_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_f::index>(addr, arrival_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_multicast_cluster_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_multicast_cluster_forms3_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1494,17 +1466,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_expect_tx_multicast_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_expect_tx_multicast_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_expect_tx_multicast_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1536,9 +1510,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1548,15 +1520,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_multicast_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_f::index>(state, addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_expect_tx_multicast_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_multicast_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1565,18 +1535,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_expect_tx_multicast: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms1_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_expect_tx_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_expect_tx_multicast_forms1_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_expect_tx_multicast_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_expect_tx_multicast_forms1_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1607,9 +1579,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1617,15 +1587,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_expect_tx_multicast_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_f::index>(addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_expect_tx_multicast_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_expect_tx_multicast_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1633,26 +1601,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
-    5635, 7172, 7428, 7684, 8196, 8452, 8708,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+        5635, 7172, 7428, 7684, 8196, 8452, 8708,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1680,9 +1650,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1690,15 +1658,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms0<ptxgen_f::index>(state, addr);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1707,22 +1673,24 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
-    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
-    5633, 7170, 7426, 7682, 8194, 8450, 8706,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+        5633, 7170, 7426, 7682, 8194, 8450, 8706,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1752,9 +1720,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1762,15 +1728,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms1<ptxgen_f::index>(state, addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1779,27 +1743,29 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms2_table[] = {
-    0, 256, 513, 770, 4099, 4355, 4611, 4866,
-    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
-    8196, 8452, 8708, 8964,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_forms2_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_forms2_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 4099, 4355, 4611, 4866,
+        5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+        8196, 8452, 8708, 8964,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1826,23 +1792,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms2_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms2<ptxgen_f::index>(addr);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms2_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1850,23 +1812,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
-    0, 256, 512, 769, 4097, 4353, 4609, 4865,
-    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
-    8194, 8450, 8706, 8962,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_forms3_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_forms3_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 769, 4097, 4353, 4609, 4865,
+        5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+        8194, 8450, 8706, 8962,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1895,23 +1859,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_forms3_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms3<ptxgen_f::index>(addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_forms3_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1919,20 +1879,22 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_expect_tx_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_forms0_table[] = {
-    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
-    5632, 7169, 7425, 7681, 8193, 8449, 8705,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_arrive_drop_expect_tx_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_expect_tx_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_expect_tx_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+        5632, 7169, 7425, 7681, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1962,9 +1924,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1972,15 +1932,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_f::index>(state, addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1989,21 +1947,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_forms1_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
-    8193, 8449, 8705, 8961,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 20 forms of mbarrier_arrive_drop_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_expect_tx_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_arrive_drop_expect_tx_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_arrive_drop_expect_tx_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+        8193, 8449, 8705, 8961,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2032,23 +1992,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_f::index>(addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2056,21 +2012,23 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_no_complete_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-};
-inline constexpr void (*const mbarrier_arrive_drop_no_complete_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+struct mbarrier_arrive_drop_no_complete_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2100,9 +2058,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2112,15 +2068,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_no_complete_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_f::index>(state, addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_no_complete_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_no_complete_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2129,21 +2083,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_no_complete_forms1_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-};
-inline constexpr void (*const mbarrier_arrive_drop_no_complete_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+struct mbarrier_arrive_drop_no_complete_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2172,9 +2128,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2182,15 +2136,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_no_complete_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_f::index>(addr, arrival_count);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_no_complete_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_no_complete_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2198,17 +2150,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2238,9 +2192,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2250,15 +2202,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_f::index>(state, addr, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2267,17 +2217,19 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms1_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2309,9 +2261,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2321,15 +2271,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_f::index>(state, addr, arrival_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2338,18 +2286,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms2_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms2_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms2_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_multicast_cluster_forms2_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2378,9 +2328,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2388,15 +2336,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms2_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_f::index>(addr, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms2_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms2_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2404,18 +2350,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_multicast_cluster_forms3_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_multicast_cluster_forms3_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_multicast_cluster_forms3_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2446,9 +2394,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2456,15 +2402,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_multicast_cluster_forms3_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_f::index>(addr, arrival_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_multicast_cluster_forms3_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_multicast_cluster_forms3_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2472,17 +2416,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_expect_tx_multicast_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2514,9 +2460,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2526,15 +2470,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_f::index>(state, addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2543,18 +2485,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_expect_tx_multicast: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms1_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 10 forms of mbarrier_arrive_drop_expect_tx_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_arrive_drop_expect_tx_multicast_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2585,9 +2529,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2595,15 +2537,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_f::index>(addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_gates[ptxgen_c].from, detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2611,18 +2551,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of mbarrier_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_expect_tx_forms0_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 12 forms of mbarrier_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_expect_tx_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const mbarrier_expect_tx_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct mbarrier_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2650,23 +2592,19 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_expect_tx_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_expect_tx_forms0<ptxgen_index>(addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_expect_tx_forms0<ptxgen_f::index>(addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_expect_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_expect_tx_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2674,17 +2612,19 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_expect_tx_multicast_cluster_forms0_table[] = {
-    0, 768, 4096, 4864, 5120, 5888,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_expect_tx_multicast_cluster_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_expect_tx_multicast_cluster_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_expect_tx_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2714,9 +2654,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
@@ -2724,15 +2662,13 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_expect_tx_multicast_cluster_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_f::index>(addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_expect_tx_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_expect_tx_multicast_cluster_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2740,18 +2676,20 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of mbarrier_complete_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_complete_tx_forms0_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 12 forms of mbarrier_complete_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_complete_tx_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const mbarrier_complete_tx_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct mbarrier_complete_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2779,23 +2717,19 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_complete_tx_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_complete_tx_forms0<ptxgen_index>(addr, tx_count);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_complete_tx_forms0<ptxgen_f::index>(addr, tx_count);
     } else {
-        detail::refuse<detail::mbarrier_complete_tx_forms0_gates[ptxgen_c].from, detail::mbarrier_complete_tx_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2803,17 +2737,19 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_complete_tx_multicast_cluster_forms0_table[] = {
-    0, 768, 4096, 4864, 5120, 5888,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_complete_tx_multicast_cluster_forms0_gates[] = {
-    {0xc0000ull, 0, 94},
-};
-inline constexpr void (*const mbarrier_complete_tx_multicast_cluster_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+struct mbarrier_complete_tx_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2843,9 +2779,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
@@ -2853,15 +2787,13 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_complete_tx_multicast_cluster_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_f::index>(addr, tx_count, cta_mask);
     } else {
-        detail::refuse<detail::mbarrier_complete_tx_multicast_cluster_forms0_gates[ptxgen_c].from, detail::mbarrier_complete_tx_multicast_cluster_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2869,26 +2801,28 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_forms0_table[] = {
-    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
-    4355, 5380, 5636, 5892, 6148, 6404, 6660,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_test_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_test_wait_forms0_gates[] = {
-    {0x1ffffffeull, 800, 70},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_test_wait_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_test_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+        4355, 5380, 5636, 5892, 6148, 6404, 6660,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2918,23 +2852,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_forms0<ptxgen_f::index>(wait_complete, addr, state);
     } else {
-        detail::refuse<detail::mbarrier_test_wait_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -2943,26 +2873,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_forms0_table[] = {
-    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
-    4355, 5380, 5636, 5892, 6148, 6404, 6660,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_test_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_test_wait_parity_forms0_gates[] = {
-    {0x1ffffffeull, 800, 71},
-    {0x1ffffffeull, 800, 78},
-    {0x1ffffffeull, 800, 80},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_test_wait_parity_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_test_wait_parity_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+        4355, 5380, 5636, 5892, 6148, 6404, 6660,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2992,23 +2924,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 5 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_test_wait_parity_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3017,18 +2945,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_test_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_test_wait_primary_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_test_wait_primary_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_test_wait_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3059,23 +2989,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_primary_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_test_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, state);
     } else {
-        detail::refuse<detail::mbarrier_test_wait_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_primary_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3084,18 +3010,20 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_test_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_test_wait_parity_primary_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_test_wait_parity_primary_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_test_wait_parity_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3126,23 +3054,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_primary_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_test_wait_parity_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_primary_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3151,18 +3075,20 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_conditional_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_test_wait_parity_conditional_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_test_wait_parity_conditional_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_test_wait_parity_conditional_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3192,23 +3118,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_test_wait_parity_conditional_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_test_wait_parity_conditional_forms0_gates[ptxgen_c].from, detail::mbarrier_test_wait_parity_conditional_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3217,22 +3139,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_forms0_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_try_wait_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_try_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3262,23 +3186,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_forms0<ptxgen_f::index>(wait_complete, addr, state);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3287,22 +3207,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_forms1_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_try_wait_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_try_wait_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3334,23 +3256,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_forms1<ptxgen_f::index>(wait_complete, addr, state, suspend_time_hint);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3359,22 +3277,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_forms0_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_try_wait_parity_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3404,23 +3324,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3429,22 +3345,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_forms1_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-    {0x1fffffc0ull, 900, 86},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+struct mbarrier_try_wait_parity_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3476,23 +3394,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 3 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_forms1<ptxgen_f::index>(wait_complete, addr, phase_parity, suspend_time_hint);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3501,18 +3415,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_primary_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_primary_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3543,23 +3459,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_primary_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, state);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_primary_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3568,18 +3480,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_primary_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_primary_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_primary_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_primary_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3612,23 +3526,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_primary_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_forms1<ptxgen_f::index>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_primary_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_primary_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3637,18 +3547,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_primary_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_primary_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_parity_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3679,23 +3591,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_primary_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_primary_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_primary_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3704,18 +3612,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_primary_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_primary_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_primary_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_parity_primary_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3748,23 +3658,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_primary_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_primary_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_primary_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3773,18 +3679,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_conditional_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_conditional_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_conditional_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_parity_conditional_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3814,23 +3722,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_conditional_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_conditional_forms0_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_conditional_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3839,18 +3743,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_conditional_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_try_wait_parity_conditional_forms1_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_try_wait_parity_conditional_forms1_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_try_wait_parity_conditional_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3882,23 +3788,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_try_wait_parity_conditional_forms1_gates[ptxgen_c])) {
-        detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_f::index>(wait_complete, addr, phase_parity, suspend_time_hint);
     } else {
-        detail::refuse<detail::mbarrier_try_wait_parity_conditional_forms1_gates[ptxgen_c].from, detail::mbarrier_try_wait_parity_conditional_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3932,17 +3834,19 @@ PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_check_layout: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_check_layout_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of mbarrier_check_layout: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mbarrier_check_layout_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 93},
-};
-inline constexpr void (*const mbarrier_check_layout_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+struct mbarrier_check_layout_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -3969,19 +3873,15 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_check_layout_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_check_layout_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_check_layout_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mbarrier_check_layout_forms0_gates[ptxgen_c])) {
-        detail::mbarrier_check_layout_forms0<ptxgen_index>(p, addr);
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_check_layout_forms0<ptxgen_f::index>(p, addr);
     } else {
-        detail::refuse<detail::mbarrier_check_layout_forms0_gates[ptxgen_c].from, detail::mbarrier_check_layout_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return p != 0;

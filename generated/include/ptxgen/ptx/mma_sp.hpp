@@ -958,24 +958,26 @@ struct mma_sp_ordered_metadata_c_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 44 forms of mma_sp: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_forms0_table[] = {
-    155648, 373248, 498176, 513536, 528896, 746496, 871424, 886784,
-    1073152, 1073408, 1074688, 1074944, 1086976, 1087232, 1088512, 1088768,
-    1290753, 1292289, 1304577, 1306113, 1446400, 1446656, 1447936, 1448192,
-    1460224, 1460480, 1461760, 1462016, 1477120, 1477376, 1478656, 1478912,
-    1490944, 1491200, 1492480, 1492736, 1850368, 1850624, 1851904, 1852160,
-    1864192, 1864448, 1865728, 1865984,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 44 forms of mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mma_sp_forms0_gates[] = {
-    {0x1ffffffeull, 800, 71},
-    {0x1fffffe0ull, 890, 84},
-};
-inline constexpr void (*const mma_sp_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-    &ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+struct mma_sp_forms0_table {
+    static constexpr long long table[] = {
+        155648, 373248, 498176, 513536, 528896, 746496, 871424, 886784,
+        1073152, 1073408, 1074688, 1074944, 1086976, 1087232, 1088512, 1088768,
+        1290753, 1292289, 1304577, 1306113, 1446400, 1446656, 1447936, 1448192,
+        1460224, 1460480, 1461760, 1462016, 1477120, 1477376, 1478656, 1478912,
+        1490944, 1491200, 1492480, 1492736, 1850368, 1850624, 1851904, 1852160,
+        1864192, 1864448, 1865728, 1865984,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1fffffe0ull, 890, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1014,9 +1016,7 @@ PTXGEN_PTX_DEVICE void mma_sp(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_dtype::f16) && (PtxgenCtype == mma_sp_ctype::f16)) || ((PtxgenDtype == mma_sp_dtype::f32) && (PtxgenCtype == mma_sp_ctype::f32)) || ((PtxgenDtype == mma_sp_dtype::s32) && (PtxgenCtype == mma_sp_ctype::s32)))),
                   "ptxgen: mma.sp.sync.aligned: .dtype must equal .ctype for the sparse forms");
@@ -1038,15 +1038,13 @@ PTXGEN_PTX_DEVICE void mma_sp(
     static_assert(detail::mma_sp_c_element_type<detail::reg_or_t<detail::mma_sp_type_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
     static_assert(detail::mma_sp_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mma_sp_forms0_gates[ptxgen_c])) {
-        detail::mma_sp_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta);
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_forms0<ptxgen_f::index, PtxgenSpSel>(d, a, b, c, sp_meta);
     } else {
-        detail::refuse<detail::mma_sp_forms0_gates[ptxgen_c].from, detail::mma_sp_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1054,35 +1052,37 @@ PTXGEN_PTX_DEVICE void mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 98 forms of mma_sp_ordered_metadata: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_ordered_metadata_forms0_table[] = {
-    1308160, 3317760, 4426240, 4526080, 4625920, 6635520, 7744000, 7843840,
-    9651200, 9652480, 9658880, 9660160, 9743360, 9744640, 9751040, 9752320,
-    10252801, 10253057, 10260481, 10260737, 10268417, 10276097, 10283777, 10344961,
-    10345217, 10352641, 10352897, 10360577, 10368257, 10375937, 10437377, 10445057,
-    10452737, 10460417, 10468097, 10529537, 10537217, 10544897, 10552577, 10560257,
-    10621697, 10629377, 10637057, 10644737, 10652417, 11361282, 11361539, 11368962,
-    11369219, 11376897, 11384577, 11392257, 11453442, 11453699, 11461122, 11461379,
-    11469057, 11476737, 11484417, 11545857, 11553537, 11561217, 11568897, 11576577,
-    11638017, 11645697, 11653377, 11661057, 11668737, 11730177, 11737857, 11745537,
-    11753217, 11760897, 12968960, 12970240, 12976640, 12977920, 13061120, 13062400,
-    13068800, 13070080, 13168640, 13169920, 13176320, 13177600, 13260800, 13262080,
-    13268480, 13269760, 16486400, 16487680, 16494080, 16495360, 16578560, 16579840,
-    16586240, 16587520,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 98 forms of mma_sp_ordered_metadata: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mma_sp_ordered_metadata_forms0_gates[] = {
-    {0x1ffffffeull, 800, 85},
-    {0x1b000000ull, 0, 87},
-    {0x1fffffe0ull, 890, 85},
-    {0x1b6db600ull, 0, 86},
-};
-inline constexpr void (*const mma_sp_ordered_metadata_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+struct mma_sp_ordered_metadata_forms0_table {
+    static constexpr long long table[] = {
+        1308160, 3317760, 4426240, 4526080, 4625920, 6635520, 7744000, 7843840,
+        9651200, 9652480, 9658880, 9660160, 9743360, 9744640, 9751040, 9752320,
+        10252801, 10253057, 10260481, 10260737, 10268417, 10276097, 10283777, 10344961,
+        10345217, 10352641, 10352897, 10360577, 10368257, 10375937, 10437377, 10445057,
+        10452737, 10460417, 10468097, 10529537, 10537217, 10544897, 10552577, 10560257,
+        10621697, 10629377, 10637057, 10644737, 10652417, 11361282, 11361539, 11368962,
+        11369219, 11376897, 11384577, 11392257, 11453442, 11453699, 11461122, 11461379,
+        11469057, 11476737, 11484417, 11545857, 11553537, 11561217, 11568897, 11576577,
+        11638017, 11645697, 11653377, 11661057, 11668737, 11730177, 11737857, 11745537,
+        11753217, 11760897, 12968960, 12970240, 12976640, 12977920, 13061120, 13062400,
+        13068800, 13070080, 13168640, 13169920, 13176320, 13177600, 13260800, 13262080,
+        13268480, 13269760, 16486400, 16487680, 16494080, 16495360, 16578560, 16579840,
+        16586240, 16587520,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 85},
+        {0x1b000000ull, 0, 87},
+        {0x1fffffe0ull, 890, 85},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1122,9 +1122,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_ordered_metadata_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_ordered_metadata_dtype::f16) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f16)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::f32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f32)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::s32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::s32)))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .dtype must equal .ctype for the sparse forms");
@@ -1152,15 +1150,13 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 4 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mma_sp_ordered_metadata_forms0_gates[ptxgen_c])) {
-        detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta);
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_ordered_metadata_forms0<ptxgen_f::index, PtxgenSpSel>(d, a, b, c, sp_meta);
     } else {
-        detail::refuse<detail::mma_sp_ordered_metadata_forms0_gates[ptxgen_c].from, detail::mma_sp_ordered_metadata_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1168,25 +1164,27 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_ordered_metadata_block_scale_forms0_table[] = {
-    7240960, 7241728, 7256320, 7257088, 7271680, 7272448, 7287040, 7287808,
-    7302400, 7303168, 7425280, 7426048, 7440640, 7441408, 7456000, 7456768,
-    7471360, 7472128, 7486720, 7487488, 7609600, 7610368, 7624960, 7625728,
-    7640320, 7641088, 7655680, 7656448, 7671040, 7671808, 7793920, 7794688,
-    7809280, 7810048, 7824640, 7825408, 7840000, 7840768, 7855360, 7856128,
-    7978240, 7979008, 7993600, 7994368, 8008960, 8009728, 8024320, 8025088,
-    8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 54 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mma_sp_ordered_metadata_block_scale_forms0_gates[] = {
-    {0x1b000000ull, 0, 87},
-    {0x9000000ull, 0, 87},
-};
-inline constexpr void (*const mma_sp_ordered_metadata_block_scale_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-    &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+struct mma_sp_ordered_metadata_block_scale_forms0_table {
+    static constexpr long long table[] = {
+        7240960, 7241728, 7256320, 7257088, 7271680, 7272448, 7287040, 7287808,
+        7302400, 7303168, 7425280, 7426048, 7440640, 7441408, 7456000, 7456768,
+        7471360, 7472128, 7486720, 7487488, 7609600, 7610368, 7624960, 7625728,
+        7640320, 7641088, 7655680, 7656448, 7671040, 7671808, 7793920, 7794688,
+        7809280, 7810048, 7824640, 7825408, 7840000, 7840768, 7855360, 7856128,
+        7978240, 7979008, 7993600, 7994368, 8008960, 8009728, 8024320, 8025088,
+        8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
+    };
+    static constexpr gate gates[] = {
+        {0x1b000000ull, 0, 87},
+        {0x9000000ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1233,9 +1231,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_ordered_metadata_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4) && (PtxgenStype != mma_sp_ordered_metadata_stype::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
@@ -1269,15 +1265,13 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mma_sp_ordered_metadata_block_scale_forms0_gates[ptxgen_c])) {
-        detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b);
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_f::index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b);
     } else {
-        detail::refuse<detail::mma_sp_ordered_metadata_block_scale_forms0_gates[ptxgen_c].from, detail::mma_sp_ordered_metadata_block_scale_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }

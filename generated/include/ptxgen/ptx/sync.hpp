@@ -148,17 +148,19 @@ PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] se
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of setmaxnreg: form number * 256 + support class, by number.
-inline constexpr long long setmaxnreg_forms0_table[] = {
-    0, 256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of setmaxnreg: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate setmaxnreg_forms0_gates[] = {
-    {0x1b6db680ull, 0, 80},
-};
-inline constexpr void (*const setmaxnreg_forms0_errors[])() = {
-    &ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
+struct setmaxnreg_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1b6db680ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmRegCount>
@@ -182,21 +184,17 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
     imm_t<PtxgenImmRegCount> imm_reg_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr long long ptxgen_index = detail::form_index(detail::setmaxnreg_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::setmaxnreg_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::setmaxnreg_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::setmaxnreg_action_ok_imm_reg_count(PtxgenAction, setmaxnreg_action_sync_aligned::sync_aligned, setmaxnreg_action_type::u32, PtxgenImmRegCount),
                   "ptxgen: setmaxnreg: immediate imm_reg_count is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setmaxnreg: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::setmaxnreg_forms0_gates[ptxgen_c])) {
-        detail::setmaxnreg_forms0<ptxgen_index, PtxgenImmRegCount>();
+    if constexpr (ptxgen_f::ok) {
+        detail::setmaxnreg_forms0<ptxgen_f::index, PtxgenImmRegCount>();
     } else {
-        detail::refuse<detail::setmaxnreg_forms0_gates[ptxgen_c].from, detail::setmaxnreg_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -204,17 +202,19 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of griddepcontrol: form number * 256 + support class, by number.
-inline constexpr long long griddepcontrol_forms0_table[] = {
-    0, 256,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 2 forms of griddepcontrol: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate griddepcontrol_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-};
-inline constexpr void (*const griddepcontrol_forms0_errors[])() = {
-    &ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+struct griddepcontrol_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -235,19 +235,15 @@ template <griddepcontrol_action_action PtxgenAction>
 PTXGEN_PTX_DEVICE void griddepcontrol(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr long long ptxgen_index = detail::form_index(detail::griddepcontrol_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::griddepcontrol_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::griddepcontrol_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: griddepcontrol: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::griddepcontrol_forms0_gates[ptxgen_c])) {
-        detail::griddepcontrol_forms0<ptxgen_index>();
+    if constexpr (ptxgen_f::ok) {
+        detail::griddepcontrol_forms0<ptxgen_f::index>();
     } else {
-        detail::refuse<detail::griddepcontrol_forms0_gates[ptxgen_c].from, detail::griddepcontrol_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -255,19 +251,21 @@ PTXGEN_PTX_DEVICE void griddepcontrol(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by number.
-inline constexpr long long barrier_cluster_arrive_forms0_table[] = {
-    0, 256, 513, 769, 1025, 1281,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate barrier_cluster_arrive_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const barrier_cluster_arrive_forms0_errors[])() = {
-    &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct barrier_cluster_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769, 1025, 1281,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -290,21 +288,17 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_cluster_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem != barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.arrive takes .release or .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_cluster_arrive_forms0_gates[ptxgen_c])) {
-        detail::barrier_cluster_arrive_forms0<ptxgen_index>();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_cluster_arrive_forms0<ptxgen_f::index>();
     } else {
-        detail::refuse<detail::barrier_cluster_arrive_forms0_gates[ptxgen_c].from, detail::barrier_cluster_arrive_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -312,19 +306,21 @@ PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_cluster_wait: form number * 256 + support class, by number.
-inline constexpr long long barrier_cluster_wait_forms0_table[] = {
-    0, 256, 1537, 1793,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 4 forms of barrier_cluster_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate barrier_cluster_wait_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-    {0x1fffffc0ull, 900, 80},
-};
-inline constexpr void (*const barrier_cluster_wait_forms0_errors[])() = {
-    &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+struct barrier_cluster_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 1537, 1793,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -347,21 +343,17 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_wait(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_cluster_wait_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem == barrier_cluster_sem::none || PtxgenSem == barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.wait takes .acquire only");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_cluster_wait_forms0_gates[ptxgen_c])) {
-        detail::barrier_cluster_wait_forms0<ptxgen_index>();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_cluster_wait_forms0<ptxgen_f::index>();
     } else {
-        detail::refuse<detail::barrier_cluster_wait_forms0_gates[ptxgen_c].from, detail::barrier_cluster_wait_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -369,17 +361,19 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of mapa: form number * 256 + support class, by number.
-inline constexpr long long mapa_forms0_table[] = {
-    0, 256, 512, 768,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 4 forms of mapa: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate mapa_forms0_gates[] = {
-    {0x1fffffc0ull, 900, 78},
-};
-inline constexpr void (*const mapa_forms0_errors[])() = {
-    &ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+struct mapa_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -407,19 +401,15 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
 ) {
     detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mapa_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mapa_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mapa_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mapa: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 1 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::mapa_forms0_gates[ptxgen_c])) {
-        detail::mapa_forms0<ptxgen_index>(d, a, b);
+    if constexpr (ptxgen_f::ok) {
+        detail::mapa_forms0<ptxgen_f::index>(d, a, b);
     } else {
-        detail::refuse<detail::mapa_forms0_gates[ptxgen_c].from, detail::mapa_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
     return d;
@@ -428,19 +418,21 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_sync: form number * 256 + support class, by number.
-inline constexpr long long barrier_sync_forms0_table[] = {
-    0, 256, 513, 769,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 4 forms of barrier_sync: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate barrier_sync_forms0_gates[] = {
-    {0x1fffffffull, 750, 0},
-    {0x1fffffffull, 750, 78},
-};
-inline constexpr void (*const barrier_sync_forms0_errors[])() = {
-    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+struct barrier_sync_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -465,19 +457,15 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     std::uint32_t a
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_sync_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_sync_forms0_gates[ptxgen_c])) {
-        detail::barrier_sync_forms0<ptxgen_index>(a);
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_sync_forms0<ptxgen_f::index>(a);
     } else {
-        detail::refuse<detail::barrier_sync_forms0_gates[ptxgen_c].from, detail::barrier_sync_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -485,19 +473,21 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_sync: form number * 256 + support class, by number.
-inline constexpr long long barrier_sync_forms1_table[] = {
-    0, 256, 513, 769,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 4 forms of barrier_sync: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate barrier_sync_forms1_gates[] = {
-    {0x1fffffffull, 750, 0},
-    {0x1fffffffull, 750, 78},
-};
-inline constexpr void (*const barrier_sync_forms1_errors[])() = {
-    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-    &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+struct barrier_sync_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -524,19 +514,15 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     std::uint32_t b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_sync_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_sync_forms1_gates[ptxgen_c])) {
-        detail::barrier_sync_forms1<ptxgen_index>(a, b);
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_sync_forms1<ptxgen_f::index>(a, b);
     } else {
-        detail::refuse<detail::barrier_sync_forms1_gates[ptxgen_c].from, detail::barrier_sync_forms1_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -544,19 +530,21 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long barrier_arrive_forms0_table[] = {
-    0, 256, 513, 769,
-};
-// Their support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// The 4 forms of barrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
-inline constexpr gate barrier_arrive_forms0_gates[] = {
-    {0x1fffffffull, 750, 0},
-    {0x1fffffffull, 750, 78},
-};
-inline constexpr void (*const barrier_arrive_forms0_errors[])() = {
-    &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-    &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+struct barrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -583,19 +571,15 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
     std::uint32_t b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    // no form (refused by the checks where the target may have one): the first class
-    constexpr int ptxgen_c = ptxgen_class >= 0 && ptxgen_class < 2 ? ptxgen_class : 0;
-    if constexpr (ptxgen_class == ptxgen_c && detail::supported(detail::barrier_arrive_forms0_gates[ptxgen_c])) {
-        detail::barrier_arrive_forms0<ptxgen_index>(a, b);
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_arrive_forms0<ptxgen_f::index>(a, b);
     } else {
-        detail::refuse<detail::barrier_arrive_forms0_gates[ptxgen_c].from, detail::barrier_arrive_forms0_errors[ptxgen_c]>();
+        ptxgen_f::refuse();
     }
 #endif
 }

@@ -481,6 +481,23 @@ PTXGEN_PTX_CONSTEXPR int form_class_at(const long long (&table)[PtxgenK],
     return index < 0 ? -1 : static_cast<int>(table[index] % 256);
 }
 
+/// Form PtxgenNumber of a wrapper in its forms table PtxgenT (a struct with the sorted
+/// `table` of number * 256 + class, the `gates` of the classes and their refusals,
+/// `errors`): its position, its class (-1: no form) and whether the target being
+/// compiled has it; refuse() is its refusal where not.
+template <class PtxgenT, long long PtxgenNumber>
+struct form_of {
+    static constexpr long long index = form_index(PtxgenT::table, PtxgenNumber);
+    static constexpr int cls = form_class_at(PtxgenT::table, index);
+    // no form (refused by the checks where the target may have one): the first class's
+    static constexpr int c =
+        cls >= 0 && cls < static_cast<int>(sizeof(PtxgenT::gates) / sizeof(gate)) ? cls : 0;
+    static constexpr bool ok = cls == c && supported(PtxgenT::gates[c]);
+    PTXGEN_PTX_DEVICE static void refuse() {
+        detail::refuse<PtxgenT::gates[c].from, PtxgenT::errors[c]>();
+    }
+};
+
 /// The length of a NUL-terminated text.
 PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
     int n = 0;
