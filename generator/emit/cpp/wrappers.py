@@ -14,9 +14,14 @@ tags so they stay compile-time constants). Template parameters are named
 ``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
 alternatives (A from a descriptor or from Tensor Memory) give differently named
 functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
-the array type of each array operand. The body, compiled in device passes only (the
-host pass of nvcc, whose kernels cudafe++ strips, and a host compiler see the
-declarations, enums, helpers and traits):
+the array type of each array operand. The host pass of nvcc (cudafe++ and the host
+compiler, which never run device code) and a host compiler see the enums, the result
+structs, the traits with the helpers they use, and one declaration per wrapper name and
+operand count whose operands (``detail::host_arg``) take any argument, braced lists too,
+and whose body returns the wrapper's type: a kernel's calls parse there, and the device
+passes check them against the wrappers (``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the
+wrappers to the host pass too, e.g. for an IDE). The wrappers' body, compiled in device
+passes only:
 
 * a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
   of the spec, with the rule's message, so an invalid combination fails to compile
@@ -25,9 +30,9 @@ declarations, enums, helpers and traits):
   needs and what was given as its template arguments (never "no instance of
   overloaded function"); no message has a backtick (nvcc prints them as ``?``);
 * the form: its number (mixed radix over the qualifier template parameters) is
-  looked up in a sorted constexpr table of the overload's forms, which gives its
-  support class (targets, PTX ISA version, refusal) or none (a ``static_assert``:
-  not a valid form). One ``if constexpr`` branch per support class gates the call
+  looked up (``detail::form_of``) in a sorted constexpr table of the overload's forms,
+  which gives its support class (targets, PTX ISA version, refusal; a table beside it)
+  or none (a ``static_assert``: not a valid form). One ``if constexpr`` gates the call
   of the forms function ``detail::<wrapper>_forms<i><number>(operands)``;
 * gating: the asm is only emitted when the target being compiled (detected
   from ``__CUDA_ARCH__``, ``__CUDA_ARCH_SPECIFIC__``,
@@ -39,8 +44,9 @@ declarations, enums, helpers and traits):
   ``compute_XX`` PTX pass of an ``sm_XXa`` / ``sm_XXf`` build, which only
   verifies PTX, still succeeds.
 
-The forms header holds each form's opcode text (a table, in the order of the wrapper's
-form table) and one ``asm volatile(...)`` statement per distinct operand list, shared by
+The forms header holds each form's opcode text (two pieces, a head and a tail, from a
+table of distinct pieces, in the order of the wrapper's form table) and one
+``asm volatile(...)`` statement per distinct operand list, shared by
 the forms that have it: the opcode is spliced into the template by a "C" operand (a
 constant char array made, from the table, only for the forms a translation unit uses;
 nvcc / NVRTC 12.5 and later). It is included only in device passes whose target may
