@@ -171,7 +171,7 @@ def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
 #: Helper families of an instruction in namespace ptxgen::ptx::detail (the C++ emitter,
 #: generator/emit/cpp/wrappers.py): ``<id>_count_<operand>``, ``<id>_type_<operand>``,
 #: ``<id>_ok_<operand>[_<element>]``, ``<id>_derive_<qualifier>``, ``<id>_gate_of_<operand>``
-#: (the value gates of an immediate operand).
+#: (the value gates of an immediate operand), and ``<id>_combination``.
 INSTRUCTION_HELPER_WORDS = ("count", "type", "ok", "derive", "gate")
 
 
@@ -199,6 +199,8 @@ def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
                 for tail in ("length", "element_type", "problem")]
     out += [("c++", f"{ins_id}_{w}_", True, f"its helpers {ins_id}_{w}_*")
             for w in INSTRUCTION_HELPER_WORDS]
+    out.append(("c++", f"{ins_id}_combination", False,
+                f"its helper {ins_id}_combination (the combination a form is in)"))
     for w in wrappers:
         for o in dict.fromkeys(f"{w}{s}" for s in overloads):
             out += [("c++", o, False, f"its wrapper {o}"),

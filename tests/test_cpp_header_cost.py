@@ -140,3 +140,72 @@ def test_a_form_outside_the_selection_is_a_static_assert(tmp_path: Path,
     assert "static assertion failed" in first, out
     assert "this form is not in the selection these headers were generated with" in first
     assert f"ptxgen generate --select {SELECT}" in first
+
+
+# A kernel with the call shapes a user writes: qualifiers as template arguments, a braced
+# coordinate list, an output array, an immediate, a returned token, a return type that
+# depends on the qualifiers (mapa), and an operand trait.
+CALLS = """#include "ptxgen/ptx.hpp"
+namespace px = ptxgen::ptx;
+__global__ void k(const void* map, unsigned long long a, unsigned long long b, float* out,
+                  unsigned* u) {
+  __shared__ unsigned long long bar;
+  __shared__ alignas(128) float tile[64];
+  px::mbarrier_init<px::mbarrier_init_layout::none, px::mbarrier_init_space::shared_cta>(
+      &bar, 1u);
+  px::cp_async_bulk_tensor_load<px::cp_async_bulk_tensor_dim::dim_2d,
+                                px::cp_async_bulk_tensor_dst::shared_cluster,
+                                px::cp_async_bulk_tensor_load_mode::tile>(
+      tile, map, {static_cast<int>(u[0]), 0}, &bar);
+  std::uint64_t token = px::mbarrier_arrive_token<px::mbarrier_arrive_sem::none,
+      px::mbarrier_arrive_scope::none, px::mbarrier_arrive_space::shared_cta>(&bar);
+  u[1] = px::mapa<px::mapa_address_type::u32, px::mapa_address_space::shared_cluster>(
+      u[2], u[3]) + static_cast<unsigned>(token);
+  px::wgmma_mma_async_operands<128, px::wgmma_mma_async_dtype::f32,
+      px::wgmma_mma_async_atype::bf16, px::wgmma_mma_async_btype::bf16>::d d = {};
+  px::wgmma_mma_async<128, px::wgmma_mma_async_dtype::f32, px::wgmma_mma_async_atype::bf16,
+                      px::wgmma_mma_async_btype::bf16>(
+      d, a, b, true, px::imm<1>, px::imm<1>, px::imm<0>, px::imm<0>);
+  px::fence_operand(d);
+  out[0] = d[0] + tile[1];
+}
+"""
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_the_host_pass_declares_the_wrappers_once_per_operand_count(
+        tmp_path: Path, exact: bool) -> None:
+    """The host pass (cudafe++ and the host compiler) sees one declaration per wrapper name
+    and operand count, which takes the calls a kernel makes, braced lists too; the device
+    pass still compiles the real wrappers to their instructions. With
+    PTXGEN_PTX_EXACT_HOST_DECLARATIONS the host pass sees the wrappers themselves."""
+    src = tmp_path / "calls.cu"
+    src.write_text(CALLS)
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    flags = ["-DPTXGEN_PTX_EXACT_HOST_DECLARATIONS"] if exact else []
+    harness.run([harness.tool("nvcc"), "-std=c++17", f"-I{INCLUDE}", "-arch=sm_90a", "-c",
+                 *flags, str(src), "-o", str(tmp_path / "calls.o"), "--keep",
+                 f"--keep-dir={keep}"])
+    host = next(keep.glob("*.cpp4.ii")).read_text(errors="replace")
+    generic = re.search(r"cp_async_bulk_tensor_load\(detail::host_arg, detail::host_arg, "
+                        r"detail::host_arg, detail::host_arg\)", host)
+    exact_decl = re.search(r"cp_async_bulk_tensor_load\(\s*[^)]*tensor_coords", host)
+    assert (generic is None, exact_decl is not None) == (exact, exact)
+    ptx = harness.run([harness.tool("nvcc"), "-std=c++17", f"-I{INCLUDE}", "-arch=sm_90a",
+                       "-ptx", *flags, str(src), "-o", "-"]).stdout
+    for opcode in ("mbarrier.init.shared::cta.b64",
+                   "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx"
+                   "::bytes", "mbarrier.arrive.shared::cta.b64", "mapa.shared::cluster.u32",
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"):
+        assert opcode in ptx, opcode
+
+
+def test_a_host_compiler_parses_the_headers_either_way(tmp_path: Path) -> None:
+    """g++ (no CUDA) parses every header with the host declarations and with the exact
+    ones."""
+    src = tmp_path / "host.cpp"
+    src.write_text('#include "ptxgen/ptx.hpp"\nint main() { return 0; }\n')
+    for flags in ([], ["-DPTXGEN_PTX_EXACT_HOST_DECLARATIONS"]):
+        harness.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+                     f"-I{INCLUDE}", *flags, str(src)])

@@ -877,6 +877,11 @@ class Instruction:
                                     else q.render(form[name])
                                     for q, name, texts in self._qualifier_texts])
 
+    def opcode_parts(self, form: Mapping[str, str]) -> tuple[str, ...]:
+        """The opcode of a form as the instruction's name and each qualifier's text."""
+        return (self.name, *[texts[form[name]] if form[name] in texts else q.render(form[name])
+                             for q, name, texts in self._qualifier_texts])
+
     @cached_property
     def _qualifier_texts(self) -> tuple[tuple[Qualifier, str, dict[str, str]], ...]:
         """(qualifier, name, {value: its opcode text}) for every qualifier."""

@@ -37,24 +37,29 @@ def targets() -> list[str]:
 
 def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
     """(PTX string, runs on sm_90a with PTX ISA 9.0) of each form of the forms function
-    ``function``: its opcode texts (``<function>_opcode[]`` in the forms header beside
-    ``header``), in the order of its table of number * 256 + support class
-    (``<function>_table[]`` in ``header``), whose wrapper gates each class with
-    ``PTXGEN_PTX_GATED(mask, from, since, ...)``."""
+    ``function``: its opcode texts (two pieces each: the numbers ``<function>_opcode[]``
+    into ``<function>_opcode_pieces[]`` in the forms header beside ``header``), in the
+    order of its table of number * 256 + support class (``<function>_table::table`` in
+    ``header``), whose classes' ``gates`` are {mask, from, since}."""
     forms = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
     main = (PTX_DIR / header).read_text()
-    ops = re.search(r"\b" + function + r"_opcode\[\] = \{(.*?)\n\};", forms, re.S)
-    table = re.search(r"\b" + function + r"_table\[\] = \{(.*?)\n\};", main, re.S)
-    assert ops and table, (header, function)
-    names = re.findall(r'"([^"]*)"', ops.group(1))
+    pieces = re.search(r"\b" + function + r"_opcode_pieces\[\] = \{(.*?)\n\};", forms, re.S)
+    numbers = re.search(r"\b" + function + r"_opcode\[\] = \{(.*?)\n\};", forms, re.S)
+    struct = re.search(r"struct " + function + r"_table \{(.*?)\n\};", main, re.S)
+    assert pieces and numbers and struct, (header, function)
+    texts = re.findall(r'"([^"]*)"', pieces.group(1))
+    n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
+    names = [texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2)]
+    table = re.search(r"table\[\] = \{(.*?)\};", struct.group(1), re.S)
+    gates = re.search(r"gates\[\] = \{(.*?)\n    \};", struct.group(1), re.S)
+    assert table and gates, (header, function)
     entries = [int(x) for x in re.findall(r"\d+", table.group(1))]
     assert len(names) == len(entries), (header, function)
     bit = targets().index(TARGET)
     ok_class: dict[int, bool] = {}
-    for m in re.finditer(r"ptxgen_class == (\d+)\) \{\s*PTXGEN_PTX_GATED\((0x[0-9a-f]+)ull, "
-                         r"(\d+), (\d+), [\w:]+,\s*detail::" + function + "<", main):
-        mask, since = int(m.group(2), 16), int(m.group(4))
-        ok_class[int(m.group(1))] = bool((mask >> bit) & 1) and since <= PTX_ISA
+    for k, m in enumerate(re.finditer(r"\{(0x[0-9a-f]+)ull, (\d+), (\d+)\}", gates.group(1))):
+        mask, since = int(m.group(1), 16), int(m.group(3))
+        ok_class[k] = bool((mask >> bit) & 1) and since <= PTX_ISA
     assert ok_class, (header, function)
     return [(name, ok_class.get(e % 256, False)) for name, e in zip(names, entries, strict=True)]
 

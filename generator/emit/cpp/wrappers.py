@@ -14,9 +14,14 @@ tags so they stay compile-time constants). Template parameters are named
 ``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
 alternatives (A from a descriptor or from Tensor Memory) give differently named
 functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
-the array type of each array operand. The body, compiled in device passes only (the
-host pass of nvcc, whose kernels cudafe++ strips, and a host compiler see the
-declarations, enums, helpers and traits):
+the array type of each array operand. The host pass of nvcc (cudafe++ and the host
+compiler, which never run device code) and a host compiler see the enums, the result
+structs, the traits with the helpers they use, and one declaration per wrapper name and
+operand count whose operands (``detail::host_arg``) take any argument, braced lists too,
+and whose body returns the wrapper's type: a kernel's calls parse there, and the device
+passes check them against the wrappers (``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the
+wrappers to the host pass too, e.g. for an IDE). The wrappers' body, compiled in device
+passes only:
 
 * a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
   of the spec, with the rule's message, so an invalid combination fails to compile
@@ -25,9 +30,9 @@ declarations, enums, helpers and traits):
   needs and what was given as its template arguments (never "no instance of
   overloaded function"); no message has a backtick (nvcc prints them as ``?``);
 * the form: its number (mixed radix over the qualifier template parameters) is
-  looked up in a sorted constexpr table of the overload's forms, which gives its
-  support class (targets, PTX ISA version, refusal) or none (a ``static_assert``:
-  not a valid form). One ``if constexpr`` branch per support class gates the call
+  looked up (``detail::form_of``) in a sorted constexpr table of the overload's forms,
+  which gives its support class (targets, PTX ISA version, refusal; a table beside it)
+  or none (a ``static_assert``: not a valid form). One ``if constexpr`` gates the call
   of the forms function ``detail::<wrapper>_forms<i><number>(operands)``;
 * gating: the asm is only emitted when the target being compiled (detected
   from ``__CUDA_ARCH__``, ``__CUDA_ARCH_SPECIFIC__``,
@@ -39,8 +44,9 @@ declarations, enums, helpers and traits):
   ``compute_XX`` PTX pass of an ``sm_XXa`` / ``sm_XXf`` build, which only
   verifies PTX, still succeeds.
 
-The forms header holds each form's opcode text (a table, in the order of the wrapper's
-form table) and one ``asm volatile(...)`` statement per distinct operand list, shared by
+The forms header holds each form's opcode text (two pieces, a head and a tail, from a
+table of distinct pieces, in the order of the wrapper's form table) and one
+``asm volatile(...)`` statement per distinct operand list, shared by
 the forms that have it: the opcode is spliced into the template by a "C" operand (a
 constant char array made, from the table, only for the forms a translation unit uses;
 nvcc / NVRTC 12.5 and later). It is included only in device passes whose target may
@@ -324,6 +330,7 @@ class _Helpers:
         env = {q.name: escape.ident(q.name) for q in self.quals}
         self.cond = _Cond(ins, {}, env)
         self._slots: list[int] | None = None
+        self._combinations: dict[Condition, int] | None = None  # the number of each
         # the helpers used outside the checks (array operand types in a wrapper's
         # signature and its traits, derived qualifiers): the others are only in the passes
         # that run the checks
@@ -387,19 +394,41 @@ class _Helpers:
         if name in self.defs:
             return name
         body: list[str] = []
+        cases: list[str] = []
         for comb, spec in spec_by_comb:
             if comb is None:
                 body += _spec_lines(spec, self.cond, result, "    ")
                 continue
-            test = _and(self.cond.cond(comb), self._absent_unlisted(comb))
-            if test is False:
+            k = self.combination_index(comb)
+            if k is None:
                 continue
-            body.append(f"    if ({cpp_bool(test)}) {{")
-            body += _spec_lines(spec, self.cond, result, "        ")
-            body.append("    }")
+            cases += [f"    case {k}:", *_spec_lines(spec, self.cond, result, "        "),
+                      "        break;"]
+        if cases:  # the combination's case (the combinations do not overlap)
+            body += [f"    switch ({self.combination_call()}) {{", *cases, "    }"]
         body.append(f"    return {result(None)};")
         self.defs[name] = {"ret": ret, "name": name, "params": self.params(), "body": body}
         return name
+
+    def combination_index(self, comb: Condition) -> int | None:
+        """The number of a combination in ``<id>_combination`` (None: it cannot hold)."""
+        if self._combinations is None:
+            self._combinations = {}
+            tests: list[str] = []
+            for c in self.ins.combinations:
+                test = _and(self.cond.cond(c.match), self._absent_unlisted(c.match))
+                if test is not False and c.match not in self._combinations:
+                    self._combinations[c.match] = len(tests)
+                    tests.append(f"    if ({cpp_bool(test)}) return {len(tests)};")
+            name = escape.ident(f"{self.ins.id}_combination")
+            self.defs[name] = {"ret": "int", "name": name, "params": self.params(),
+                               "body": [*tests, "    return -1;"]}
+            self.visible.add(name)  # the helpers outside the checks use it too
+        return self._combinations.get(comb)
+
+    def combination_call(self) -> str:
+        name = escape.ident(f"{self.ins.id}_combination")
+        return f"{name}({', '.join(escape.ident(q.name) for q in self.quals)})"
 
     def _absent_unlisted(self, comb: Condition) -> str | bool:
         named = comb.names
@@ -792,7 +821,7 @@ class _Wrapper:
         assert targets is not None
         if table is not None:
             here = " || ".join(
-                f"(ptxgen_class == {i} && detail::supported({c['mask']}, {c['arch_from']}, "
+                f"(ptxgen_f::cls == {i} && detail::supported({c['mask']}, {c['arch_from']}, "
                 f"{c['since']}))" for i, c in enumerate(table["classes"])) or "false"
         else:
             here = " || ".join(sorted({f"detail::supported({b['mask']}, {b['arch_from']}, "
@@ -856,7 +885,7 @@ class _Wrapper:
             for q in order:
                 number = number * len(q.domain) + q.domain.index(f.params[q.name])
             if not selects(self.select, f):
-                entries.append((number * FORM_CLASSES + NOT_SELECTED, "\"\"", 0))
+                entries.append((number * FORM_CLASSES + NOT_SELECTED, (), 0))
                 left_out = True
                 continue
             b = self.gating(f)
@@ -870,7 +899,7 @@ class _Wrapper:
             elif formats != fmts:
                 raise ValueError(f"{f.key}: the immediates of an overload differ between forms")
             texts[number * FORM_CLASSES + k] = text
-            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode), 0))
+            entries.append((number * FORM_CLASSES + k, self.ins.opcode_parts(f.params), 0))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
@@ -913,11 +942,11 @@ class _Wrapper:
                 "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
-                "targs": ", ".join(["ptxgen_index", *imm_refs.values()]),
+                "targs": ", ".join(["ptxgen_f::index", *imm_refs.values()]),
                 "args": ", ".join(args),
                 "opcodes": escape.ident(f"{fn}_opcode"),
-                "opcode_rows": [", ".join(e[1] for e in entries[i:i + 4])
-                                for i in range(0, len(entries), 4)],
+                "opcode_pieces": escape.ident(f"{fn}_opcode_pieces"),
+                **_opcode_halves([e[1] for e in entries]),
                 "immediates": escape.ident(f"{fn}_immediates"),
                 "immediate_formats": [escape.cpp_str(x) for x in formats] if any(formats)
                 else [],
@@ -1281,7 +1310,12 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         check_helpers += [h for n, h in hp.defs.items() if n not in hp.visible]
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+    host_helpers = _host_helpers(helpers, list(traits.values()), functions)
     return {"statement_groups": _statement_groups(stem, functions),
+            "host_helpers": [h for h in helpers if h["name"] in host_helpers],
+            "device_helpers": [h for h in helpers if h["name"] not in host_helpers],
+            "host_functions": _host_declarations(ins, functions),
+            "result_structs": [f["result_struct"] for f in functions if f["result_struct"]],
             "check_helpers": check_helpers, "guard": f"PTXGEN_PTX_{stem.upper()}_HPP",
             "enums": enums, "helpers": helpers,
             "stem": stem, "family": f"0x{family:x}ull",
@@ -1294,6 +1328,70 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
+
+
+def _host_helpers(helpers: list[dict[str, Any]], traits: list[dict[str, Any]],
+                  functions: list[dict[str, Any]]) -> set[str]:
+    """The helpers the operand traits and the wrappers' return types use, directly or
+    through another helper: the host pass sees those, so it sees these too (and no other
+    helper)."""
+    names = {h["name"]: h for h in helpers}
+    word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+    todo = [" ".join(f"{ctype} {count}" for t in traits for _, ctype, count in t["arrays"]),
+            " ".join(f["ret"] for f in functions)]
+    found: set[str] = set()
+    while todo and word is not None:
+        for n in word.findall(todo.pop()):
+            if n not in found:
+                found.add(n)
+                todo.append(" ".join(names[n]["body"]) + " " + names[n]["params"])
+    return found
+
+
+def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the host pass declares of the wrappers: one function template per name and
+    operand count, whose operands take anything (braced lists too) and whose body only
+    returns the wrapper's type. The host compiler never runs device code, and the
+    device passes check every call against the real wrappers."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in functions:
+        key = (f["name"], len(f["params"]))
+        # a return type that depends on the qualifiers needs them by name; the pack
+        # takes the immediates' and arrays' parameters, if given
+        tps = (f"{f['qualifier_template']}, auto... PtxgenRest"
+               if "Ptxgen" in f["ret"] and f.get("qualifier_template") else "auto... PtxgenQ")
+        d = out.setdefault(key, {"name": f["name"], "ret": f["ret"], "template": tps,
+                                 "params": ", ".join(["detail::host_arg"] * key[1]),
+                                 "body": "" if f["ret"] == "void" else f"return {f['ret']}{{}}; "})
+        if d["ret"] != f["ret"]:
+            raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
+                             f"returns {d['ret']} in one overload and {f['ret']} in another")
+    return list(out.values())
+
+
+def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:
+    """The opcodes of a forms table (each as its instruction name and qualifier texts;
+    empty: a form left out of the selection) as two pieces each, a head and a tail, cut
+    after the same qualifier in every form where the distinct heads and tails are
+    shortest: the pieces once each, then the two piece numbers of each form."""
+    width = max((len(p) for p in parts), default=0)
+    best: tuple[int, int] = (-1, 0)
+    for cut in range(1, max(width, 2)):
+        heads = {"".join(p[:cut]) for p in parts if p}
+        tails = {"".join(p[cut:]) for p in parts if p}
+        size = sum(map(len, heads)) + sum(map(len, tails)) + 4 * (len(heads) + len(tails))
+        if best[0] < 0 or size < best[0]:
+            best = (size, cut)
+    cut = best[1]
+    pieces: dict[str, int] = {"": 0}
+    numbers: list[str] = []
+    for p in parts:
+        for text in ("".join(p[:cut]), "".join(p[cut:])):
+            numbers.append(str(pieces.setdefault(text, len(pieces))))
+    return {"piece_rows": [", ".join(escape.cpp_str(x) for x in list(pieces)[i:i + 4])
+                           for i in range(0, len(pieces), 4)],
+            "opcode_rows": [", ".join(numbers[i:i + 16]) for i in range(0, len(numbers), 16)],
+            "piece_type": "unsigned char" if len(pieces) <= 256 else "unsigned short"}
 
 
 def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1319,7 +1417,8 @@ def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[s
         t = f["forms"]
         if t:
             n = groups[t["params"]]["slots"]
-            t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcodes']}, PtxgenF>",
+            t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcode_pieces']}, "
+                                        f"{t['opcodes']}, PtxgenF>",
                                         *t["slot_texts"],
                                         *["detail::no_text"] * (n - len(t["slot_texts"]))])
     return [{"function": g["function"], "params": g["params"],

@@ -33,10 +33,15 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_asm1(PtxgenA0& ctaid, PtxgenA1 respo
 #endif
 }
 
-// clusterlaunchcontrol_try_cancel_forms0: the opcode of each form, in the order of clusterlaunchcontrol_try_cancel_forms0_table, and
-// the asm statement of clusterlaunchcontrol_asm0 it takes.
-inline constexpr const char* clusterlaunchcontrol_try_cancel_forms0_opcode[] = {
-    "clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.b128", "clusterlaunchcontrol.try_cancel.async.mbarrier::complete_tx::bytes.multicast::cluster::all.b128", "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128", "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128",
+// clusterlaunchcontrol_try_cancel_forms0: the opcode of each form, in the order of clusterlaunchcontrol_try_cancel_forms0_table, as
+// two pieces (their numbers in clusterlaunchcontrol_try_cancel_forms0_opcode_pieces), and the asm statement of
+// clusterlaunchcontrol_asm0 it takes.
+inline constexpr const char* clusterlaunchcontrol_try_cancel_forms0_opcode_pieces[] = {
+    "", "clusterlaunchcontrol.try_cancel.async", ".mbarrier::complete_tx::bytes.b128", ".mbarrier::complete_tx::bytes.multicast::cluster::all.b128",
+    "clusterlaunchcontrol.try_cancel.async.shared::cta",
+};
+inline constexpr unsigned char clusterlaunchcontrol_try_cancel_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short clusterlaunchcontrol_try_cancel_forms0_statement[] = {
     0, 0, 1, 1,
@@ -45,16 +50,21 @@ inline constexpr unsigned short clusterlaunchcontrol_try_cancel_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel_forms0(PtxgenA0 addr, PtxgenA1 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    clusterlaunchcontrol_asm0<clusterlaunchcontrol_try_cancel_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>>(addr, mbar);
+    clusterlaunchcontrol_asm0<clusterlaunchcontrol_try_cancel_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode_pieces, clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>>(addr, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0: the opcode of each form, in the order of clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, and
-// the asm statement of clusterlaunchcontrol_asm1 it takes.
-inline constexpr const char* clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode[] = {
-    "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128", "clusterlaunchcontrol.query_cancel.get_first_ctaid::z.b32.b128",
+// clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0: the opcode of each form, in the order of clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, as
+// two pieces (their numbers in clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces), and the asm statement of
+// clusterlaunchcontrol_asm1 it takes.
+inline constexpr const char* clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces[] = {
+    "", "clusterlaunchcontrol.query_cancel", ".get_first_ctaid::x.b32.b128", ".get_first_ctaid::y.b32.b128",
+    ".get_first_ctaid::z.b32.b128",
+};
+inline constexpr unsigned char clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4,
 };
 inline constexpr unsigned short clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[] = {
     0, 0, 0,
@@ -63,7 +73,7 @@ inline constexpr unsigned short clusterlaunchcontrol_query_cancel_get_first_ctai
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0(PtxgenA0& ctaid, PtxgenA1 response) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    clusterlaunchcontrol_asm1<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, PtxgenF>>(ctaid, response);
+    clusterlaunchcontrol_asm1<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces, clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, PtxgenF>>(ctaid, response);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -67,7 +67,12 @@ enum class clusterlaunchcontrol_query_cancel_size : int {
     b128,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
@@ -125,15 +130,30 @@ struct clusterlaunchcontrol_query_cancel_ctaids_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of clusterlaunchcontrol_try_cancel: form number * 256 + support class, by number.
-inline constexpr long long clusterlaunchcontrol_try_cancel_forms0_table[] = {
-    0, 257, 512, 769,
+// The 4 forms of clusterlaunchcontrol_try_cancel: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct clusterlaunchcontrol_try_cancel_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 512, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -160,21 +180,15 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(
     detail::reg_t<detail::clusterlaunchcontrol_try_cancel_type_mbar(PtxgenSpace, clusterlaunchcontrol_try_cancel_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, clusterlaunchcontrol_try_cancel_size::b128)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenMulticast ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::clusterlaunchcontrol_try_cancel_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::clusterlaunchcontrol_try_cancel_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::clusterlaunchcontrol_try_cancel_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenMulticast ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: clusterlaunchcontrol.try_cancel.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_index>(addr, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_index>(addr, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_f::index>(addr, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -207,9 +221,19 @@ PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 3 forms of clusterlaunchcontrol_query_cancel_get_first_ctaid: form number * 256 + support class, by number.
-inline constexpr long long clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table[] = {
-    256, 512, 768,
+// The 3 forms of clusterlaunchcontrol_query_cancel_get_first_ctaid: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table {
+    static constexpr long long table[] = {
+        256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -235,9 +259,7 @@ PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctai
 ) {
     std::uint32_t ctaid{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenQuery));
-    constexpr long long ptxgen_index = detail::form_index(detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenQuery))>;
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid))),
                   "ptxgen: clusterlaunchcontrol.query_cancel: .get_first_ctaid without a dimension needs .v4");
@@ -249,14 +271,13 @@ PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctai
                   "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaid is only allowed when query = {get_first_ctaid::x, get_first_ctaid::y, get_first_ctaid::z}");
     static_assert(!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid)),
                   "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids is required when query = get_first_ctaid");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: clusterlaunchcontrol.query_cancel: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0<ptxgen_index>(ctaid, response));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0<ptxgen_f::index>(ctaid, response);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return ctaid;
@@ -291,6 +312,16 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(detail::host_arg) { return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of clusterlaunchcontrol_query_cancel_get_first_ctaid_v4 for these qualifiers, as array types: declare

@@ -60,7 +60,12 @@ enum class cp_async_mbarrier_arrive_type : int {
     b64,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
@@ -96,16 +101,31 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_wait_group_ok_n(long long v) {
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async: form number * 256 + support class, by number.
-inline constexpr long long cp_async_forms0_table[] = {
-    0, 257, 513, 769, 2048, 2305, 2561, 2817,
-    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+// The 16 forms of cp_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 2048, 2305, 2561, 2817,
+        4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
@@ -136,25 +156,19 @@ PTXGEN_PTX_DEVICE void cp_async(
     imm_t<PtxgenCpSize> cp_size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -162,10 +176,20 @@ PTXGEN_PTX_DEVICE void cp_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async: form number * 256 + support class, by number.
-inline constexpr long long cp_async_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+// The 16 forms of cp_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -198,22 +222,19 @@ PTXGEN_PTX_DEVICE void cp_async(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -221,10 +242,22 @@ PTXGEN_PTX_DEVICE void cp_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
-inline constexpr long long cp_async_src_size_forms0_table[] = {
-    0, 257, 513, 769, 2048, 2305, 2561, 2817,
-    4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_src_size_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 2048, 2305, 2561, 2817,
+        4096, 4353, 4609, 4865, 6144, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -257,25 +290,19 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint32_t src_size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_src_size_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_src_size_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, src_size);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -283,10 +310,20 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_src_size: form number * 256 + support class, by number.
-inline constexpr long long cp_async_src_size_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+// The 16 forms of cp_async_src_size: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_src_size_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -321,22 +358,19 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_src_size_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_src_size_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_src_size_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 74, detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
-                         detail::cp_async_src_size_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_src_size_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, src_size, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -344,10 +378,20 @@ PTXGEN_PTX_DEVICE void cp_async_src_size(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
-inline constexpr long long cp_async_ignore_src_forms0_table[] = {
-    0, 256, 512, 768, 2048, 2304, 2560, 2816,
-    4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_ignore_src_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 2048, 2304, 2560, 2816,
+        4096, 4352, 4608, 4864, 6144, 6400, 6656, 6912,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 75},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -380,22 +424,19 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     bool ignore_src
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_ignore_src_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms0<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_ignore_src_forms0<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, ignore_src);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -403,10 +444,20 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by number.
-inline constexpr long long cp_async_ignore_src_forms1_table[] = {
-    1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
-    5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+// The 16 forms of cp_async_ignore_src: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_ignore_src_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792, 3072, 3328, 3584, 3840,
+        5120, 5376, 5632, 5888, 7168, 7424, 7680, 7936,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 75},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -441,22 +492,19 @@ PTXGEN_PTX_DEVICE void cp_async_ignore_src(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_ignore_src_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_ignore_src_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_ignore_src_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCache)), 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_ok_cp_size(PtxgenCache, PtxgenSpace, cp_async_src::src_global, PtxgenCacheHint, PtxgenPrefetch, PtxgenCpSize),
                   "ptxgen: cp.async: immediate cp_size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 75, detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5,
-                         detail::cp_async_ignore_src_forms1<ptxgen_index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_ignore_src_forms1<ptxgen_f::index, PtxgenCpSize>(dst_mem, src_mem, ignore_src, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -528,9 +576,21 @@ PTXGEN_PTX_DEVICE void cp_async_wait_all(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long cp_async_mbarrier_arrive_forms0_table[] = {
-    0, 256, 513, 768, 1024, 1281,
+// The 6 forms of cp_async_mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_mbarrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 768, 1024, 1281,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (cp_async.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -555,24 +615,40 @@ PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(
     detail::reg_t<detail::cp_async_mbarrier_arrive_type_addr(PtxgenNoinc, PtxgenSpace, cp_async_mbarrier_arrive_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_mbarrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_mbarrier_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNoinc ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::cp_async_mbarrier_arrive_forms0<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_mbarrier_arrive_forms0<ptxgen_f::index>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_wait_group(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_wait_all() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

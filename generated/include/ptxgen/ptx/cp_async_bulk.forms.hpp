@@ -134,13 +134,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_asm12() {
 #endif
 }
 
-// cp_async_bulk_forms0: the opcode of each form, in the order of cp_async_bulk_forms0_table, and
-// the asm statement of cp_async_bulk_asm0 it takes.
-inline constexpr const char* cp_async_bulk_forms0_opcode[] = {
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_forms0: the opcode of each form, in the order of cp_async_bulk_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm0 it takes.
+inline constexpr const char* cp_async_bulk_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
+    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+};
+inline constexpr unsigned char cp_async_bulk_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
 };
 inline constexpr unsigned short cp_async_bulk_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -149,19 +153,23 @@ inline constexpr unsigned short cp_async_bulk_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm0<cp_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
+    cp_async_bulk_asm0<cp_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms0_opcode_pieces, cp_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_forms1: the opcode of each form, in the order of cp_async_bulk_forms1_table, and
-// the asm statement of cp_async_bulk_asm1 it takes.
-inline constexpr const char* cp_async_bulk_forms1_opcode[] = {
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_forms1: the opcode of each form, in the order of cp_async_bulk_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm1 it takes.
+inline constexpr const char* cp_async_bulk_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
+    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint",
+};
+inline constexpr unsigned char cp_async_bulk_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
 };
 inline constexpr unsigned short cp_async_bulk_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -170,19 +178,23 @@ inline constexpr unsigned short cp_async_bulk_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm1<cp_async_bulk_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cache_policy);
+    cp_async_bulk_asm1<cp_async_bulk_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms1_opcode_pieces, cp_async_bulk_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_multicast_cluster_forms0: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms0_table, and
-// the asm statement of cp_async_bulk_asm2 it takes.
-inline constexpr const char* cp_async_bulk_multicast_cluster_forms0_opcode[] = {
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_multicast_cluster_forms0: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_multicast_cluster_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm2 it takes.
+inline constexpr const char* cp_async_bulk_multicast_cluster_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
+    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
+};
+inline constexpr unsigned char cp_async_bulk_multicast_cluster_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
 };
 inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
@@ -191,19 +203,23 @@ inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm2<cp_async_bulk_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask);
+    cp_async_bulk_asm2<cp_async_bulk_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode_pieces, cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_multicast_cluster_forms1: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms1_table, and
-// the asm statement of cp_async_bulk_asm3 it takes.
-inline constexpr const char* cp_async_bulk_multicast_cluster_forms1_opcode[] = {
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint.mbarrier::report::validity::per_element::ff", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::disabled", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_multicast_cluster_forms1: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_multicast_cluster_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm3 it takes.
+inline constexpr const char* cp_async_bulk_multicast_cluster_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
+    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
+};
+inline constexpr unsigned char cp_async_bulk_multicast_cluster_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
 };
 inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
@@ -212,16 +228,20 @@ inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms1_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm3<cp_async_bulk_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    cp_async_bulk_asm3<cp_async_bulk_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode_pieces, cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_ignore_oob_forms0: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms0_table, and
-// the asm statement of cp_async_bulk_asm4 it takes.
-inline constexpr const char* cp_async_bulk_ignore_oob_forms0_opcode[] = {
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.mbarrier::report::disabled",
+// cp_async_bulk_ignore_oob_forms0: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_ignore_oob_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm4 it takes.
+inline constexpr const char* cp_async_bulk_ignore_oob_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob", ".mbarrier::report::disabled",
+};
+inline constexpr unsigned char cp_async_bulk_ignore_oob_forms0_opcode[] = {
+    1, 0, 1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_ignore_oob_forms0_statement[] = {
     0, 0,
@@ -230,16 +250,20 @@ inline constexpr unsigned short cp_async_bulk_ignore_oob_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm4<cp_async_bulk_ignore_oob_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    cp_async_bulk_asm4<cp_async_bulk_ignore_oob_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode_pieces, cp_async_bulk_ignore_oob_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_ignore_oob_forms1: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms1_table, and
-// the asm statement of cp_async_bulk_asm5 it takes.
-inline constexpr const char* cp_async_bulk_ignore_oob_forms1_opcode[] = {
-    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint.mbarrier::report::disabled",
+// cp_async_bulk_ignore_oob_forms1: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_ignore_oob_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm5 it takes.
+inline constexpr const char* cp_async_bulk_ignore_oob_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint", ".mbarrier::report::disabled",
+};
+inline constexpr unsigned char cp_async_bulk_ignore_oob_forms1_opcode[] = {
+    1, 0, 1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_ignore_oob_forms1_statement[] = {
     0, 0,
@@ -248,16 +272,20 @@ inline constexpr unsigned short cp_async_bulk_ignore_oob_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm5<cp_async_bulk_ignore_oob_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    cp_async_bulk_asm5<cp_async_bulk_ignore_oob_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode_pieces, cp_async_bulk_ignore_oob_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_forms0_table, and
-// the asm statement of cp_async_bulk_asm6 it takes.
-inline constexpr const char* cp_async_bulk_to_global_forms0_opcode[] = {
-    "cp.async.bulk.global.shared::cta.bulk_group",
+// cp_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_to_global_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm6 it takes.
+inline constexpr const char* cp_async_bulk_to_global_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk", ".global.shared::cta.bulk_group",
+};
+inline constexpr unsigned char cp_async_bulk_to_global_forms0_opcode[] = {
+    1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_to_global_forms0_statement[] = {
     0,
@@ -266,16 +294,20 @@ inline constexpr unsigned short cp_async_bulk_to_global_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm6<cp_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
+    cp_async_bulk_asm6<cp_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms0_opcode_pieces, cp_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_forms1_table, and
-// the asm statement of cp_async_bulk_asm7 it takes.
-inline constexpr const char* cp_async_bulk_to_global_forms1_opcode[] = {
-    "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint",
+// cp_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_to_global_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm7 it takes.
+inline constexpr const char* cp_async_bulk_to_global_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk", ".global.shared::cta.bulk_group.L2::cache_hint",
+};
+inline constexpr unsigned char cp_async_bulk_to_global_forms1_opcode[] = {
+    1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_to_global_forms1_statement[] = {
     0,
@@ -284,16 +316,20 @@ inline constexpr unsigned short cp_async_bulk_to_global_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm7<cp_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
+    cp_async_bulk_asm7<cp_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms1_opcode_pieces, cp_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_to_global_cp_mask_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms0_table, and
-// the asm statement of cp_async_bulk_asm8 it takes.
-inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms0_opcode[] = {
-    "cp.async.bulk.global.shared::cta.bulk_group.cp_mask",
+// cp_async_bulk_to_global_cp_mask_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm8 it takes.
+inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk", ".global.shared::cta.bulk_group.cp_mask",
+};
+inline constexpr unsigned char cp_async_bulk_to_global_cp_mask_forms0_opcode[] = {
+    1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms0_statement[] = {
     0,
@@ -302,16 +338,20 @@ inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms0_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm8<cp_async_bulk_to_global_cp_mask_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, byte_mask);
+    cp_async_bulk_asm8<cp_async_bulk_to_global_cp_mask_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_to_global_cp_mask_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms1_table, and
-// the asm statement of cp_async_bulk_asm9 it takes.
-inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms1_opcode[] = {
-    "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.cp_mask",
+// cp_async_bulk_to_global_cp_mask_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm9 it takes.
+inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk", ".global.shared::cta.bulk_group.L2::cache_hint.cp_mask",
+};
+inline constexpr unsigned char cp_async_bulk_to_global_cp_mask_forms1_opcode[] = {
+    1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms1_statement[] = {
     0,
@@ -320,16 +360,20 @@ inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms1_statement
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm9<cp_async_bulk_to_global_cp_mask_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy, byte_mask);
+    cp_async_bulk_asm9<cp_async_bulk_to_global_cp_mask_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_forms0_table, and
-// the asm statement of cp_async_bulk_asm10 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.L2.global", "cp.async.bulk.prefetch.L2.global.L2::evict_last",
+// cp_async_bulk_prefetch_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm10 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.L2.global", ".L2::evict_last",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_forms0_opcode[] = {
+    1, 0, 1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_forms0_statement[] = {
     0, 0,
@@ -338,16 +382,20 @@ inline constexpr unsigned short cp_async_bulk_prefetch_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms0(PtxgenA0 src_mem, PtxgenA1 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm10<cp_async_bulk_prefetch_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode, PtxgenF>>(src_mem, size);
+    cp_async_bulk_asm10<cp_async_bulk_prefetch_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode_pieces, cp_async_bulk_prefetch_forms0_opcode, PtxgenF>>(src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_forms1_table, and
-// the asm statement of cp_async_bulk_asm11 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_forms1_opcode[] = {
-    "cp.async.bulk.prefetch.L2.global.L2::cache_hint",
+// cp_async_bulk_prefetch_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm11 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch", ".L2.global.L2::cache_hint",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_forms1_opcode[] = {
+    1, 2,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_forms1_statement[] = {
     0,
@@ -356,18 +404,24 @@ inline constexpr unsigned short cp_async_bulk_prefetch_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm11<cp_async_bulk_prefetch_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode, PtxgenF>>(src_mem, size, cache_policy);
+    cp_async_bulk_asm11<cp_async_bulk_prefetch_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode_pieces, cp_async_bulk_prefetch_forms1_opcode, PtxgenF>>(src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_forms0_table, and
-// the asm statement of cp_async_bulk_asm0 it takes.
-inline constexpr const char* cp_reduce_async_bulk_forms0_opcode[] = {
-    "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u64", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.u32",
-    "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.min.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.max.s32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.inc.u32",
-    "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.dec.u32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.or.b32", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32",
+// cp_reduce_async_bulk_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm0 it takes.
+inline constexpr const char* cp_reduce_async_bulk_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes", ".add.u32", ".add.s32",
+    ".add.u64", ".min.u32", ".min.s32", ".max.u32",
+    ".max.s32", ".inc.u32", ".dec.u32", ".and.b32",
+    ".or.b32", ".xor.b32",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_forms0_statement[] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -376,22 +430,30 @@ inline constexpr unsigned short cp_reduce_async_bulk_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm0<cp_reduce_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
+    cp_async_bulk_asm0<cp_reduce_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_forms0_opcode_pieces, cp_reduce_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms0_table, and
-// the asm statement of cp_async_bulk_asm6 it takes.
-inline constexpr const char* cp_reduce_async_bulk_to_global_forms0_opcode[] = {
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.dec.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.or.b64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64",
+// cp_reduce_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_to_global_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm6 it takes.
+inline constexpr const char* cp_reduce_async_bulk_to_global_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.global.shared::cta.bulk_group", ".add.u32", ".add.s32",
+    ".add.u64", ".add.noftz.f16", ".add.noftz.bf16", ".add.f32",
+    ".add.noftz.f32", ".add.f64", ".min.u32", ".min.s32",
+    ".min.u64", ".min.s64", ".min.f16", ".min.bf16",
+    ".max.u32", ".max.s32", ".max.u64", ".max.s64",
+    ".max.f16", ".max.bf16", ".inc.u32", ".dec.u32",
+    ".and.b32", ".and.b64", ".or.b32", ".or.b64",
+    ".xor.b32", ".xor.b64",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_to_global_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
+    1, 26, 1, 27, 1, 28, 1, 29,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -400,22 +462,30 @@ inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms0_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm6<cp_reduce_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
+    cp_async_bulk_asm6<cp_reduce_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode_pieces, cp_reduce_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms1_table, and
-// the asm statement of cp_async_bulk_asm7 it takes.
-inline constexpr const char* cp_reduce_async_bulk_to_global_forms1_opcode[] = {
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f16",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.noftz.f32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.bf16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s32",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.u64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.s64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.f16", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.max.bf16",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.inc.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.dec.u32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b64",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.or.b64", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b32", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.xor.b64",
+// cp_reduce_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms1_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_to_global_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm7 it takes.
+inline constexpr const char* cp_reduce_async_bulk_to_global_forms1_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint", ".add.u32", ".add.s32",
+    ".add.u64", ".add.noftz.f16", ".add.noftz.bf16", ".add.f32",
+    ".add.noftz.f32", ".add.f64", ".min.u32", ".min.s32",
+    ".min.u64", ".min.s64", ".min.f16", ".min.bf16",
+    ".max.u32", ".max.s32", ".max.u64", ".max.s64",
+    ".max.f16", ".max.bf16", ".inc.u32", ".dec.u32",
+    ".and.b32", ".and.b64", ".or.b32", ".or.b64",
+    ".xor.b32", ".xor.b64",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_to_global_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
+    1, 26, 1, 27, 1, 28, 1, 29,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -424,16 +494,20 @@ inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms1_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm7<cp_reduce_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
+    cp_async_bulk_asm7<cp_reduce_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode_pieces, cp_reduce_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_wait_group_forms0: the opcode of each form, in the order of cp_async_bulk_wait_group_forms0_table, and
-// the asm statement of cp_async_bulk_asm12 it takes.
-inline constexpr const char* cp_async_bulk_wait_group_forms0_opcode[] = {
-    "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read",
+// cp_async_bulk_wait_group_forms0: the opcode of each form, in the order of cp_async_bulk_wait_group_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_wait_group_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_asm12 it takes.
+inline constexpr const char* cp_async_bulk_wait_group_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.wait_group", ".read",
+};
+inline constexpr unsigned char cp_async_bulk_wait_group_forms0_opcode[] = {
+    1, 0, 1, 2,
 };
 inline constexpr const char* cp_async_bulk_wait_group_forms0_immediates[] = {
     "%0",
@@ -445,7 +519,7 @@ inline constexpr unsigned short cp_async_bulk_wait_group_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm12<cp_async_bulk_wait_group_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_bulk_wait_group_forms0_immediates, 0, PtxgenN>>();
+    cp_async_bulk_asm12<cp_async_bulk_wait_group_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode_pieces, cp_async_bulk_wait_group_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_bulk_wait_group_forms0_immediates, 0, PtxgenN>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -134,7 +134,12 @@ enum class cp_reduce_async_bulk_type : int {
     f64,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
@@ -193,16 +198,33 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool re
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_forms0_table[] = {
-    0, 257, 513, 769, 1025, 1281, 1537, 3586,
-    3841, 4097, 4353, 4609, 4865, 5121,
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_forms0_table {
+    static constexpr long long table[] = {
+        0, 257, 513, 769, 1025, 1281, 1537, 3586,
+        3841, 4097, 4353, 4609, 4865, 5121,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+        {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -234,26 +256,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -261,10 +274,24 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_forms1_table[] = {
-    1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
-    5633, 5889, 6145, 6401, 6657, 6913,
+// The 14 forms of cp_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_forms1_table {
+    static constexpr long long table[] = {
+        1792, 2049, 2305, 2561, 2817, 3073, 3329, 5378,
+        5633, 5889, 6145, 6401, 6657, 6913,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+        {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -298,26 +325,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_forms1<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -325,10 +343,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_multicast_cluster_forms0_table[] = {
-    3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
-    7425, 7681, 7937, 8193, 8449, 8705,
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        3584, 3841, 4097, 4353, 4609, 4865, 5121, 7169,
+        7425, 7681, 7937, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -362,25 +392,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_multicast_cluster_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -388,10 +412,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_multicast_cluster_forms1_table[] = {
-    5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
-    9217, 9473, 9729, 9985, 10241, 10497,
+// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        5376, 5633, 5889, 6145, 6401, 6657, 6913, 8961,
+        9217, 9473, 9729, 9985, 10241, 10497,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -427,25 +463,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_multicast_cluster_forms1<ptxgen_f::index>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -453,9 +483,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_ignore_oob_forms0_table[] = {
-    0, 257,
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_ignore_oob_forms0_table {
+    static constexpr long long table[] = {
+        0, 257,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 92},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -490,25 +532,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms0<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_ignore_oob_forms0<ptxgen_f::index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -516,9 +552,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_ignore_oob_forms1_table[] = {
-    1792, 2049,
+// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_ignore_oob_forms1_table {
+    static constexpr long long table[] = {
+        1792, 2049,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 92},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -555,25 +603,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_ignore_oob_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 92, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_ignore_oob_forms1<ptxgen_index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_ignore_oob_forms1<ptxgen_f::index>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -609,9 +651,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_forms0_table[] = {
-    0,
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_to_global_forms0_table {
+    static constexpr long long table[] = {
+        0,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -639,20 +691,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_forms0<ptxgen_f::index>(dst_mem, src_mem, size);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -660,9 +709,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_forms1_table[] = {
-    256,
+// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_to_global_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -692,20 +751,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -713,9 +769,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_cp_mask_forms0_table[] = {
-    0,
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_to_global_cp_mask_forms0_table {
+    static constexpr long long table[] = {
+        0,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -745,20 +811,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_index>(dst_mem, src_mem, size, byte_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_cp_mask_forms0<ptxgen_f::index>(dst_mem, src_mem, size, byte_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -766,9 +829,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_to_global_cp_mask_forms1_table[] = {
-    256,
+// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_to_global_cp_mask_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -800,20 +873,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_to_global_cp_mask_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy, byte_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_to_global_cp_mask_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy, byte_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -821,9 +891,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_forms0_table[] = {
-    0, 513,
+// The 2 forms of cp_async_bulk_prefetch: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_forms0_table {
+    static constexpr long long table[] = {
+        0, 513,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -849,23 +931,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint)),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is required when hint = L2::cache_hint");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_forms0<ptxgen_index>(src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_forms0<ptxgen_f::index>(src_mem, size);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -873,9 +949,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_forms1_table[] = {
-    256,
+// The 1 forms of cp_async_bulk_prefetch: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_forms1_table {
+    static constexpr long long table[] = {
+        256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -903,20 +989,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_forms1_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((PtxgenHint == cp_async_bulk_prefetch_hint::L2_cache_hint),
                   "ptxgen: cp.async.bulk.prefetch: operand cache_policy is only allowed when hint = L2::cache_hint");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_forms1<ptxgen_index>(src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_forms1<ptxgen_f::index>(src_mem, size, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -924,10 +1007,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_forms0_table[] = {
-    256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
-    10496, 12800, 15360, 17920,
+// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_forms0_table {
+    static constexpr long long table[] = {
+        256, 512, 1024, 2816, 3072, 5376, 5632, 7936,
+        10496, 12800, 15360, 17920,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -958,18 +1051,15 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_forms0<ptxgen_index>(dst_mem, src_mem, size, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -977,12 +1067,24 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_to_global_forms0_table[] = {
-    1024, 2048, 4096, 6400, 7424, 8192, 8449, 9216,
-    11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
-    24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
-    61440, 64512, 71680, 74752,
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_to_global_forms0_table {
+    static constexpr long long table[] = {
+        1024, 2048, 4096, 6400, 7424, 8192, 8449, 9216,
+        11264, 12288, 14336, 15360, 16384, 17408, 21504, 22528,
+        24576, 25600, 26624, 27648, 31744, 41984, 51200, 54272,
+        61440, 64512, 71680, 74752,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1013,23 +1115,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_index>(dst_mem, src_mem, size));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_to_global_forms0<ptxgen_f::index>(dst_mem, src_mem, size);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1037,12 +1133,24 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_to_global_forms1_table[] = {
-    1536, 2560, 4608, 6912, 7936, 8704, 8961, 9728,
-    11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
-    25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
-    61952, 65024, 72192, 75264,
+// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_to_global_forms1_table {
+    static constexpr long long table[] = {
+        1536, 2560, 4608, 6912, 7936, 8704, 8961, 9728,
+        11776, 12800, 14848, 15872, 16896, 17920, 22016, 23040,
+        25088, 26112, 27136, 28160, 32256, 42496, 51712, 54784,
+        61952, 65024, 72192, 75264,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1075,23 +1183,17 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_to_global_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_index>(dst_mem, src_mem, size, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_to_global_forms1<ptxgen_f::index>(dst_mem, src_mem, size, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1118,9 +1220,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_wait_group_forms0_table[] = {
-    0, 256,
+// The 2 forms of cp_async_bulk_wait_group: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_wait_group_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
 template <long long PtxgenF, long long PtxgenN>
@@ -1143,23 +1255,58 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(
     imm_t<PtxgenN> n
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, (PtxgenRead ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_wait_group_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_wait_group_forms0_table, detail::form_digit(0, 2, (PtxgenRead ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_wait_group_ok_n(PtxgenRead, PtxgenN),
                   "ptxgen: cp.async.bulk.wait_group: immediate n is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.wait_group: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_wait_group_forms0<ptxgen_index, PtxgenN>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_wait_group_forms0<ptxgen_f::index, PtxgenN>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -365,71 +365,53 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm27(PtxgenA0 tensor_map, const Ptx
 #endif
 }
 
-// cp_async_bulk_tensor_load_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm0 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_tensor_load_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm0 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster.global", ".mbarrier::complete_tx::bytes", ".mbarrier::complete_tx::bytes.cta_group::1",
+    ".mbarrier::complete_tx::bytes.cta_group::2", ".tile.mbarrier::complete_tx::bytes", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
+    ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
+    ".tile.mbarrier::complete_tx::bytes.cta_group::1", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
+    ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", ".tile.mbarrier::complete_tx::bytes.cta_group::2",
+    ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
+    ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cta.global", "cp.async.bulk.tensor.2d.shared::cluster.global",
+    ".tile::gather4.mbarrier::complete_tx::bytes", ".tile::gather4.mbarrier::complete_tx::bytes.cta_group::1", ".tile::gather4.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cta.global",
+    "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.3d.shared::cta.global", "cp.async.bulk.tensor.4d.shared::cluster.global", "cp.async.bulk.tensor.4d.shared::cta.global",
+    "cp.async.bulk.tensor.5d.shared::cluster.global", "cp.async.bulk.tensor.5d.shared::cta.global",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 26, 11, 26, 12, 26, 13, 26, 14, 26, 15, 26, 16, 26, 17,
+    26, 18, 26, 19, 26, 20, 26, 21, 26, 22, 26, 23, 26, 24, 26, 25,
+    27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8, 27, 9,
+    27, 10, 27, 11, 27, 12, 27, 13, 27, 14, 27, 15, 27, 16, 27, 17,
+    27, 18, 27, 19, 27, 20, 27, 21, 27, 22, 27, 23, 27, 24, 27, 25,
+    27, 28, 27, 29, 27, 30, 31, 2, 31, 3, 31, 4, 31, 5, 31, 6,
+    31, 7, 31, 8, 31, 9, 31, 10, 31, 11, 31, 12, 31, 13, 31, 14,
+    31, 15, 31, 16, 31, 17, 31, 18, 31, 19, 31, 20, 31, 21, 31, 22,
+    31, 23, 31, 24, 31, 25, 31, 28, 31, 29, 31, 30, 32, 2, 32, 3,
+    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 32, 11,
+    32, 12, 32, 13, 32, 14, 32, 15, 32, 16, 32, 17, 32, 18, 32, 19,
+    32, 20, 32, 21, 32, 22, 32, 23, 32, 24, 32, 25, 33, 2, 33, 3,
+    33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10, 33, 11,
+    33, 12, 33, 13, 33, 14, 33, 15, 33, 16, 33, 17, 33, 18, 33, 19,
+    33, 20, 33, 21, 33, 22, 33, 23, 33, 24, 33, 25, 34, 2, 34, 3,
+    34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9, 34, 10, 34, 11,
+    34, 12, 34, 13, 34, 14, 34, 15, 34, 16, 34, 17, 34, 18, 34, 19,
+    34, 20, 34, 21, 34, 22, 34, 23, 34, 24, 34, 25, 35, 2, 35, 3,
+    35, 4, 35, 5, 35, 6, 35, 7, 35, 8, 35, 9, 35, 10, 35, 11,
+    35, 12, 35, 13, 35, 14, 35, 15, 35, 16, 35, 17, 35, 18, 35, 19,
+    35, 20, 35, 21, 35, 22, 35, 23, 35, 24, 35, 25, 36, 2, 36, 3,
+    36, 4, 36, 5, 36, 6, 36, 7, 36, 8, 36, 9, 36, 10, 36, 11,
+    36, 12, 36, 13, 36, 14, 36, 15, 36, 16, 36, 17, 36, 18, 36, 19,
+    36, 20, 36, 21, 36, 22, 36, 23, 36, 24, 36, 25, 37, 2, 37, 3,
+    37, 4, 37, 5, 37, 6, 37, 7, 37, 8, 37, 9, 37, 10, 37, 11,
+    37, 12, 37, 13, 37, 14, 37, 15, 37, 16, 37, 17, 37, 18, 37, 19,
+    37, 20, 37, 21, 37, 22, 37, 23, 37, 24, 37, 25,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -445,32 +427,32 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm0<cp_async_bulk_tensor_load_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar);
+    cp_async_bulk_tensor_asm0<cp_async_bulk_tensor_load_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode_pieces, cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm1 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_forms1_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm1 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster", ".global.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
+    ".global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
+    "cp.async.bulk.tensor.1d.shared::cta", "cp.async.bulk.tensor.2d.shared::cluster", ".global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
+    ".global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta", "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta",
+    "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 9, 10, 9, 11, 9, 12, 13, 2, 13, 3, 13, 4,
+    13, 5, 13, 6, 13, 7, 13, 10, 13, 11, 13, 12, 14, 2, 14, 3,
+    14, 4, 14, 5, 14, 6, 14, 7, 15, 2, 15, 3, 15, 4, 15, 5,
+    15, 6, 15, 7, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7,
+    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 18, 2, 18, 3,
+    18, 4, 18, 5, 18, 6, 18, 7, 19, 2, 19, 3, 19, 4, 19, 5,
+    19, 6, 19, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3,
@@ -481,20 +463,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm1<cp_async_bulk_tensor_load_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
+    cp_async_bulk_tensor_asm1<cp_async_bulk_tensor_load_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode_pieces, cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm2 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms0_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2",
+// cp_async_bulk_tensor_load_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm2 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col.mbarrier::complete_tx::bytes", ".global.im2col.mbarrier::complete_tx::bytes.cta_group::1",
+    ".global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
+    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,
@@ -503,20 +489,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm2<cp_async_bulk_tensor_load_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    cp_async_bulk_tensor_asm2<cp_async_bulk_tensor_load_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm3 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms1_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm3 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
+    ".global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
+    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,
@@ -525,24 +515,27 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm3<cp_async_bulk_tensor_load_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
+    cp_async_bulk_tensor_asm3<cp_async_bulk_tensor_load_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm4 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms0_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
-    "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2",
+// cp_async_bulk_tensor_load_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm4 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col::w.mbarrier::complete_tx::bytes", ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
+    ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", ".global.im2col::w::128.mbarrier::complete_tx::bytes", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2",
+    "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster",
+    "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
+    12, 4, 12, 5, 12, 6, 12, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
@@ -552,24 +545,27 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm4<cp_async_bulk_tensor_load_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    cp_async_bulk_tensor_asm4<cp_async_bulk_tensor_load_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm5 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms1_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cta.global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm5 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
+    ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
+    "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster",
+    "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
+    12, 4, 12, 5, 12, 6, 12, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
@@ -579,54 +575,47 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms1_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm5<cp_async_bulk_tensor_load_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    cp_async_bulk_tensor_asm5<cp_async_bulk_tensor_load_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm6 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::disabled",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff",
+// cp_async_bulk_tensor_load_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm6 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes", ".multicast::cluster", ".multicast::cluster.cta_group::1",
+    ".multicast::cluster.cta_group::2", ".multicast::cluster::32b", ".multicast::cluster::32b.cta_group::1", ".multicast::cluster::32b.cta_group::2",
+    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", ".multicast::cluster::32b.mbarrier::report::disabled", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80",
+    ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", ".multicast::cluster::32b.mbarrier::report::validity::per_element::ff", ".multicast::cluster::32b.cta_group::1.mbarrier::report::disabled",
+    ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
+    ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", ".multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80",
+    ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_multicast_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 9, 8, 10, 8, 11, 8, 12, 8, 13, 8, 14,
+    8, 6, 8, 15, 8, 16, 8, 17, 8, 18, 8, 19, 8, 20, 8, 7,
+    8, 21, 8, 22, 8, 23, 8, 24, 8, 25, 8, 26, 27, 2, 27, 3,
+    27, 4, 27, 5, 27, 6, 27, 7, 28, 2, 28, 3, 28, 4, 28, 5,
+    28, 9, 28, 10, 28, 11, 28, 12, 28, 13, 28, 14, 28, 6, 28, 15,
+    28, 16, 28, 17, 28, 18, 28, 19, 28, 20, 28, 7, 28, 21, 28, 22,
+    28, 23, 28, 24, 28, 25, 28, 26, 29, 2, 29, 3, 29, 4, 29, 5,
+    29, 6, 29, 7, 30, 2, 30, 3, 30, 4, 30, 5, 30, 6, 30, 7,
+    31, 2, 31, 3, 31, 4, 31, 5, 31, 9, 31, 10, 31, 11, 31, 12,
+    31, 13, 31, 14, 31, 6, 31, 15, 31, 16, 31, 17, 31, 18, 31, 19,
+    31, 20, 31, 7, 31, 21, 31, 22, 31, 23, 31, 24, 31, 25, 31, 26,
+    32, 2, 32, 3, 32, 4, 32, 5, 32, 6, 32, 7, 33, 2, 33, 3,
+    33, 4, 33, 5, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
+    33, 6, 33, 15, 33, 16, 33, 17, 33, 18, 33, 19, 33, 20, 33, 7,
+    33, 21, 33, 22, 33, 23, 33, 24, 33, 25, 33, 26, 34, 2, 34, 3,
+    34, 4, 34, 5, 34, 6, 34, 7, 35, 2, 35, 3, 35, 4, 35, 5,
+    35, 9, 35, 10, 35, 11, 35, 12, 35, 13, 35, 14, 35, 6, 35, 15,
+    35, 16, 35, 17, 35, 18, 35, 19, 35, 20, 35, 7, 35, 21, 35, 22,
+    35, 23, 35, 24, 35, 25, 35, 26,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms0_statement[] = {
     0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
@@ -639,32 +628,32 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm6<cp_async_bulk_tensor_load_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+    cp_async_bulk_tensor_asm6<cp_async_bulk_tensor_load_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm7 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms1_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm7 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster.global", ".mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
+    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
+    "cp.async.bulk.tensor.1d.shared::cluster.global.tile", "cp.async.bulk.tensor.2d.shared::cluster.global", "cp.async.bulk.tensor.2d.shared::cluster.global.tile", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4",
+    "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.3d.shared::cluster.global.tile", "cp.async.bulk.tensor.4d.shared::cluster.global", "cp.async.bulk.tensor.4d.shared::cluster.global.tile",
+    "cp.async.bulk.tensor.5d.shared::cluster.global", "cp.async.bulk.tensor.5d.shared::cluster.global.tile",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_multicast_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
+    12, 4, 12, 5, 12, 6, 12, 7, 13, 2, 13, 3, 13, 4, 13, 5,
+    13, 6, 13, 7, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7,
+    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 17, 2, 17, 3, 17, 4, 17, 5,
+    17, 6, 17, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms1_statement[] = {
     0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6,
@@ -675,23 +664,26 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms1_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm7<cp_async_bulk_tensor_load_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm7<cp_async_bulk_tensor_load_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm8 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address",
-    "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address",
-    "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address",
+// cp_async_bulk_tensor_load_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_override_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm8 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_override_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster", ".global.tile.mbarrier::complete_tx::bytes.override::global_address", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address",
+    ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.1d.shared::cta", "cp.async.bulk.tensor.2d.shared::cluster", "cp.async.bulk.tensor.2d.shared::cta",
+    "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
+    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_override_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
+    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_override_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4,
@@ -700,17 +692,21 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_override_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm8<cp_async_bulk_tensor_load_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
+    cp_async_bulk_tensor_asm8<cp_async_bulk_tensor_load_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_override_dim_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm9 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_dim_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim",
-    "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim",
+// cp_async_bulk_tensor_load_override_dim_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm9 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", ".override::global_address.override::global_dim", ".cta_group::1.override::global_address.override::global_dim",
+    ".cta_group::2.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_override_dim_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_forms0_statement[] = {
     0, 0, 0, 0, 0, 0,
@@ -719,21 +715,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
+    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_stride_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm10 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode[] = {
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride",
-    "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride",
-    "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.shared::cta.global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride",
+// cp_async_bulk_tensor_load_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_stride_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm10 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.2d.shared::cluster", ".global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
+    ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta", "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta",
+    "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
@@ -742,20 +741,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_stride_fo
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
+    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm11 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
+// cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm11 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", ".multicast::cluster", ".multicast::cluster.cta_group::1",
+    ".multicast::cluster.cta_group::2", ".multicast::cluster::32b", ".multicast::cluster::32b.cta_group::1", ".multicast::cluster::32b.cta_group::2",
+    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[] = {
     0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5,
@@ -764,20 +767,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm12 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_im2col_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm12 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", ".multicast::cluster.L2::cache_hint", ".multicast::cluster.cta_group::1.L2::cache_hint",
+    ".multicast::cluster.cta_group::2.L2::cache_hint", ".multicast::cluster::32b.L2::cache_hint", ".multicast::cluster::32b.cta_group::1.L2::cache_hint", ".multicast::cluster::32b.cta_group::2.L2::cache_hint",
+    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[] = {
     0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5,
@@ -786,24 +793,27 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm13 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
+// cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm13 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w", ".mbarrier::complete_tx::bytes.multicast::cluster", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
+    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", ".mbarrier::complete_tx::bytes.multicast::cluster::32b", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w",
+    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
+    12, 4, 12, 5, 12, 6, 12, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[] = {
     0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 4, 4,
@@ -813,24 +823,27 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm14 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] = {
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
+// cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm14 it takes.
+inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w", ".mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
+    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w",
+    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
+    12, 4, 12, 5, 12, 6, 12, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[] = {
     0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 4, 4,
@@ -840,19 +853,23 @@ inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_for
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm15 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
-    "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group",
-    "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group", "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group", "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group",
-    "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group", "cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group",
+// cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_store_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm15 it takes.
+inline constexpr const char* cp_async_bulk_tensor_store_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.bulk_group", ".global.shared::cta.tile.bulk_group",
+    "cp.async.bulk.tensor.2d", ".global.shared::cta.tile::scatter4.bulk_group", "cp.async.bulk.tensor.3d", ".global.shared::cta.im2col_no_offs.bulk_group",
+    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_store_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 6, 7,
+    8, 2, 8, 3, 8, 7, 9, 2, 9, 3, 9, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_store_forms0_statement[] = {
     0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 4, 2, 2, 2,
@@ -861,19 +878,23 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode_pieces, cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_store_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm16 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_forms1_opcode[] = {
-    "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint",
-    "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.4d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group.L2::cache_hint",
-    "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.5d.global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
+// cp_async_bulk_tensor_store_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_store_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm16 it takes.
+inline constexpr const char* cp_async_bulk_tensor_store_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.bulk_group.L2::cache_hint", ".global.shared::cta.tile.bulk_group.L2::cache_hint",
+    "cp.async.bulk.tensor.2d", ".global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d", ".global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
+    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_store_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 6, 7,
+    8, 2, 8, 3, 8, 7, 9, 2, 9, 3, 9, 7,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_store_forms1_statement[] = {
     0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 4, 2, 2, 2,
@@ -882,17 +903,21 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_forms1_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm16<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode_pieces, cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm17 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_override_forms0_opcode[] = {
-    "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group.override::global_address", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.override::global_address",
-    "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.override::global_address",
+// cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_store_override_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm17 it takes.
+inline constexpr const char* cp_async_bulk_tensor_store_override_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d",
+    ".global.shared::cta.tile::scatter4.bulk_group.override::global_address", "cp.async.bulk.tensor.3d", "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_store_override_forms0_opcode[] = {
+    1, 2, 3, 2, 3, 4, 5, 2, 6, 2, 7, 2,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_store_override_forms0_statement[] = {
     0, 1, 2, 3, 4, 2,
@@ -901,16 +926,21 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_override_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm17<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+    cp_async_bulk_tensor_asm17<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_tensor_store_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_dim_stride_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm18 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode[] = {
-    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride",
+// cp_async_bulk_tensor_store_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_dim_stride_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm18 it takes.
+inline constexpr const char* cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.tensor.2d", ".global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d",
+    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 2, 5, 2,
 };
 inline constexpr unsigned short cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[] = {
     0, 1, 2, 3,
@@ -919,21 +949,24 @@ inline constexpr unsigned short cp_async_bulk_tensor_store_override_dim_stride_f
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm18<cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    cp_async_bulk_tensor_asm18<cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm19 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.1d.L2.global", "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.2d.L2.global", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::evict_last", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::evict_last", "cp.async.bulk.prefetch.tensor.3d.L2.global", "cp.async.bulk.prefetch.tensor.3d.L2.global.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.3d.L2.global.tile", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global", "cp.async.bulk.prefetch.tensor.4d.L2.global.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.4d.L2.global.tile", "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::evict_last", "cp.async.bulk.prefetch.tensor.5d.L2.global", "cp.async.bulk.prefetch.tensor.5d.L2.global.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.5d.L2.global.tile", "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::evict_last",
+// cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm19 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.1d.L2.global", ".L2::evict_last", ".tile",
+    ".tile.L2::evict_last", "cp.async.bulk.prefetch.tensor.2d.L2.global", ".tile::gather4", ".tile::gather4.L2::evict_last",
+    "cp.async.bulk.prefetch.tensor.3d.L2.global", "cp.async.bulk.prefetch.tensor.4d.L2.global", "cp.async.bulk.prefetch.tensor.5d.L2.global",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 5, 0, 5, 2, 5, 3, 5, 4,
+    5, 6, 5, 7, 8, 0, 8, 2, 8, 3, 8, 4, 9, 0, 9, 2,
+    9, 3, 9, 4, 10, 0, 10, 2, 10, 3, 10, 4,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms0_statement[] = {
     0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 2, 2, 2, 2,
@@ -942,18 +975,23 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms0_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
+    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm20 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_forms1_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.1d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint",
-    "cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.L2::cache_hint",
-    "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.L2::cache_hint",
+// cp_async_bulk_prefetch_tensor_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm20 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.1d", ".L2.global.L2::cache_hint", ".L2.global.tile.L2::cache_hint",
+    "cp.async.bulk.prefetch.tensor.2d", ".L2.global.tile::gather4.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d", "cp.async.bulk.prefetch.tensor.4d",
+    "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 7, 2,
+    7, 3, 8, 2, 8, 3,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms1_statement[] = {
     0, 0, 1, 1, 2, 3, 3, 4, 4, 2, 2,
@@ -962,17 +1000,21 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms1_statement[]
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
+    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_override_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm21 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_override_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.1d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.override::global_address",
-    "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.override::global_address",
+// cp_async_bulk_prefetch_tensor_override_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm21 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.1d", ".L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.2d",
+    "cp.async.bulk.prefetch.tensor.3d", "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_override_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 2, 5, 2, 6, 2,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_forms0_statement[] = {
     0, 1, 2, 3, 4,
@@ -981,16 +1023,21 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address);
+    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm22 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.3d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.4d.L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.5d.L2.global.tile.override::global_address.override::global_dim_stride",
+// cp_async_bulk_prefetch_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm22 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.2d", ".L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.3d",
+    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 2, 5, 2,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[] = {
     0, 1, 2, 3,
@@ -999,17 +1046,21 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_dim_strid
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm22<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
+    cp_async_bulk_tensor_asm22<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm23 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::evict_last",
+// cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm23 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col", ".L2.global.im2col.L2::evict_last",
+    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms0_statement[] = {
     0, 0, 1, 1, 2, 2,
@@ -1018,16 +1069,21 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm23<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
+    cp_async_bulk_tensor_asm23<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm24 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col.L2::cache_hint",
+// cp_async_bulk_prefetch_tensor_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm24 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d",
+    "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] = {
+    1, 2, 3, 2, 4, 2,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms1_statement[] = {
     0, 1, 2,
@@ -1036,18 +1092,22 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm24<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    cp_async_bulk_tensor_asm24<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm25 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::evict_last", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::evict_last",
+// cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm25 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.3d.L2.global", ".im2col::w", ".im2col::w.L2::evict_last",
+    ".im2col::w::128", ".im2col::w::128.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global", "cp.async.bulk.prefetch.tensor.5d.L2.global",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[] = {
     0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
@@ -1056,17 +1116,21 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm25<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
+    cp_async_bulk_tensor_asm25<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm26 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] = {
-    "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w::128.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128.L2::cache_hint",
-    "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w.L2::cache_hint", "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128.L2::cache_hint",
+// cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, as
+// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm26 it takes.
+inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces[] = {
+    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col::w.L2::cache_hint", ".L2.global.im2col::w::128.L2::cache_hint",
+    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
+};
+inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
 };
 inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[] = {
     0, 0, 1, 1, 2, 2,
@@ -1075,43 +1139,42 @@ inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms1_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm26<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
+    cp_async_bulk_tensor_asm26<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm15 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_forms0_opcode[] = {
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group",
+// cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_tensor_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm15 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.bulk_group", ".add.tile.bulk_group",
+    ".min.bulk_group", ".min.tile.bulk_group", ".max.bulk_group", ".max.tile.bulk_group",
+    ".inc.bulk_group", ".inc.tile.bulk_group", ".dec.bulk_group", ".dec.tile.bulk_group",
+    ".and.bulk_group", ".and.tile.bulk_group", ".or.bulk_group", ".or.tile.bulk_group",
+    ".xor.bulk_group", ".xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile::scatter4.bulk_group",
+    ".min.tile::scatter4.bulk_group", ".max.tile::scatter4.bulk_group", ".inc.tile::scatter4.bulk_group", ".dec.tile::scatter4.bulk_group",
+    ".and.tile::scatter4.bulk_group", ".or.tile::scatter4.bulk_group", ".xor.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
+    ".add.im2col_no_offs.bulk_group", ".min.im2col_no_offs.bulk_group", ".max.im2col_no_offs.bulk_group", ".inc.im2col_no_offs.bulk_group",
+    ".dec.im2col_no_offs.bulk_group", ".and.im2col_no_offs.bulk_group", ".or.im2col_no_offs.bulk_group", ".xor.im2col_no_offs.bulk_group",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_tensor_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    18, 2, 18, 3, 18, 19, 18, 4, 18, 5, 18, 20, 18, 6, 18, 7,
+    18, 21, 18, 8, 18, 9, 18, 22, 18, 10, 18, 11, 18, 23, 18, 12,
+    18, 13, 18, 24, 18, 14, 18, 15, 18, 25, 18, 16, 18, 17, 18, 26,
+    27, 2, 27, 3, 27, 28, 27, 4, 27, 5, 27, 29, 27, 6, 27, 7,
+    27, 30, 27, 8, 27, 9, 27, 31, 27, 10, 27, 11, 27, 32, 27, 12,
+    27, 13, 27, 33, 27, 14, 27, 15, 27, 34, 27, 16, 27, 17, 27, 35,
+    36, 2, 36, 3, 36, 28, 36, 4, 36, 5, 36, 29, 36, 6, 36, 7,
+    36, 30, 36, 8, 36, 9, 36, 31, 36, 10, 36, 11, 36, 32, 36, 12,
+    36, 13, 36, 33, 36, 14, 36, 15, 36, 34, 36, 16, 36, 17, 36, 35,
+    37, 2, 37, 3, 37, 28, 37, 4, 37, 5, 37, 29, 37, 6, 37, 7,
+    37, 30, 37, 8, 37, 9, 37, 31, 37, 10, 37, 11, 37, 32, 37, 12,
+    37, 13, 37, 33, 37, 14, 37, 15, 37, 34, 37, 16, 37, 17, 37, 35,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1,
@@ -1123,43 +1186,42 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm15<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_tensor_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms1_table, and
-// the asm statement of cp_async_bulk_tensor_asm16 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_forms1_opcode[] = {
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile::scatter4.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.im2col_no_offs.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.im2col_no_offs.bulk_group.L2::cache_hint",
+// cp_reduce_async_bulk_tensor_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms1_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_tensor_forms1_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm16 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_forms1_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.bulk_group.L2::cache_hint", ".add.tile.bulk_group.L2::cache_hint",
+    ".min.bulk_group.L2::cache_hint", ".min.tile.bulk_group.L2::cache_hint", ".max.bulk_group.L2::cache_hint", ".max.tile.bulk_group.L2::cache_hint",
+    ".inc.bulk_group.L2::cache_hint", ".inc.tile.bulk_group.L2::cache_hint", ".dec.bulk_group.L2::cache_hint", ".dec.tile.bulk_group.L2::cache_hint",
+    ".and.bulk_group.L2::cache_hint", ".and.tile.bulk_group.L2::cache_hint", ".or.bulk_group.L2::cache_hint", ".or.tile.bulk_group.L2::cache_hint",
+    ".xor.bulk_group.L2::cache_hint", ".xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile::scatter4.bulk_group.L2::cache_hint",
+    ".min.tile::scatter4.bulk_group.L2::cache_hint", ".max.tile::scatter4.bulk_group.L2::cache_hint", ".inc.tile::scatter4.bulk_group.L2::cache_hint", ".dec.tile::scatter4.bulk_group.L2::cache_hint",
+    ".and.tile::scatter4.bulk_group.L2::cache_hint", ".or.tile::scatter4.bulk_group.L2::cache_hint", ".xor.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
+    ".add.im2col_no_offs.bulk_group.L2::cache_hint", ".min.im2col_no_offs.bulk_group.L2::cache_hint", ".max.im2col_no_offs.bulk_group.L2::cache_hint", ".inc.im2col_no_offs.bulk_group.L2::cache_hint",
+    ".dec.im2col_no_offs.bulk_group.L2::cache_hint", ".and.im2col_no_offs.bulk_group.L2::cache_hint", ".or.im2col_no_offs.bulk_group.L2::cache_hint", ".xor.im2col_no_offs.bulk_group.L2::cache_hint",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_tensor_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    18, 2, 18, 3, 18, 19, 18, 4, 18, 5, 18, 20, 18, 6, 18, 7,
+    18, 21, 18, 8, 18, 9, 18, 22, 18, 10, 18, 11, 18, 23, 18, 12,
+    18, 13, 18, 24, 18, 14, 18, 15, 18, 25, 18, 16, 18, 17, 18, 26,
+    27, 2, 27, 3, 27, 28, 27, 4, 27, 5, 27, 29, 27, 6, 27, 7,
+    27, 30, 27, 8, 27, 9, 27, 31, 27, 10, 27, 11, 27, 32, 27, 12,
+    27, 13, 27, 33, 27, 14, 27, 15, 27, 34, 27, 16, 27, 17, 27, 35,
+    36, 2, 36, 3, 36, 28, 36, 4, 36, 5, 36, 29, 36, 6, 36, 7,
+    36, 30, 36, 8, 36, 9, 36, 31, 36, 10, 36, 11, 36, 32, 36, 12,
+    36, 13, 36, 33, 36, 14, 36, 15, 36, 34, 36, 16, 36, 17, 36, 35,
+    37, 2, 37, 3, 37, 28, 37, 4, 37, 5, 37, 29, 37, 6, 37, 7,
+    37, 30, 37, 8, 37, 9, 37, 31, 37, 10, 37, 11, 37, 32, 37, 12,
+    37, 13, 37, 33, 37, 14, 37, 15, 37, 34, 37, 16, 37, 17, 37, 35,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1,
@@ -1171,25 +1233,27 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms1_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm16<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode_pieces, cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_tensor_override_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm17 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_forms0_opcode[] = {
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.override::global_address.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.override::global_address.bulk_group",
+// cp_reduce_async_bulk_tensor_override_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm17 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.tile.override::global_address.bulk_group", ".min.tile.override::global_address.bulk_group",
+    ".max.tile.override::global_address.bulk_group", ".inc.tile.override::global_address.bulk_group", ".dec.tile.override::global_address.bulk_group", ".and.tile.override::global_address.bulk_group",
+    ".or.tile.override::global_address.bulk_group", ".xor.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
+    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
+    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
+    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
@@ -1199,17 +1263,22 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm17<cp_reduce_async_bulk_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+    cp_async_bulk_tensor_asm17<cp_reduce_async_bulk_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_tensor_override_dim_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm27 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_forms0_opcode[] = {
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc.tile.override::global_address.override::global_dim.bulk_group",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or.tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor.tile.override::global_address.override::global_dim.bulk_group",
+// cp_reduce_async_bulk_tensor_override_dim_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm27 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add", ".tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min",
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and",
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_dim_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 2, 5, 2, 6, 2, 7, 2, 8, 2, 9, 2,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0,
@@ -1218,23 +1287,26 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_forms0_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm27<cp_reduce_async_bulk_tensor_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
+    cp_async_bulk_tensor_asm27<cp_reduce_async_bulk_tensor_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// cp_reduce_async_bulk_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, and
-// the asm statement of cp_async_bulk_tensor_asm18 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode[] = {
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.2d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.3d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.4d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.inc.tile.override::global_address.override::global_dim_stride.bulk_group",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta.dec.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.and.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.or.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.5d.global.shared::cta.xor.tile.override::global_address.override::global_dim_stride.bulk_group",
+// cp_reduce_async_bulk_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, as
+// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces), and the asm statement of
+// cp_async_bulk_tensor_asm18 it takes.
+inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces[] = {
+    "", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile.override::global_address.override::global_dim_stride.bulk_group", ".min.tile.override::global_address.override::global_dim_stride.bulk_group",
+    ".max.tile.override::global_address.override::global_dim_stride.bulk_group", ".inc.tile.override::global_address.override::global_dim_stride.bulk_group", ".dec.tile.override::global_address.override::global_dim_stride.bulk_group", ".and.tile.override::global_address.override::global_dim_stride.bulk_group",
+    ".or.tile.override::global_address.override::global_dim_stride.bulk_group", ".xor.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta", "cp.reduce.async.bulk.tensor.4d.global.shared::cta",
+    "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
+};
+inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
+    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
 };
 inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
@@ -1243,7 +1315,7 @@ inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_stride_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm18<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    cp_async_bulk_tensor_asm18<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -221,7 +221,149 @@ enum class cp_reduce_async_bulk_tensor_completion : int {
     bulk_group,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 3;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
+        return 1;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
+        return 2;
+    }
+    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
+        return 3;
+    }
+    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_1d)) {
+        return 1;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
+        return 2;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
+        return 3;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
+        return 4;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
+        return 5;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
+        return 1;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
+        return 2;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
+        return 3;
+    }
+    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
+        return 4;
+    }
+    return 1;
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -289,62 +431,12 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
-    return 0;
-}
-
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
     if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
         return 0;
     }
     return 7;
     return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 5;
-    }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 4;
-    }
-    return 1;
-    return 0;
 }
 
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
@@ -369,56 +461,6 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unus
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 5;
-    }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 4;
-    }
-    return 1;
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
-    return 0;
-}
-
 PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
     if ((load_mode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4)) {
         return 5;
@@ -438,42 +480,6 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused
     if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
         return 5;
     }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
-        return 5;
-    }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
-        return 1;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
-        return 2;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
-        return 3;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
-        return 4;
-    }
-    return 1;
     return 0;
 }
 
@@ -662,45 +668,66 @@ struct cp_reduce_async_bulk_tensor_lower_strides_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 246 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_forms0_table[] = {
-    0, 3585, 7169, 10752, 11010, 11266, 11522, 11778,
-    12034, 12290, 14337, 14594, 14850, 15106, 15362, 15618,
-    15874, 17921, 18178, 18434, 18690, 18946, 19202, 19458,
-    86019, 89601, 93185, 96771, 97026, 97282, 97538, 97794,
-    98050, 98306, 100353, 100610, 100866, 101122, 101378, 101634,
-    101890, 103937, 104194, 104450, 104706, 104962, 105218, 105474,
-    258048, 261633, 265217, 268800, 269058, 269314, 269570, 269826,
-    270082, 270338, 272385, 272642, 272898, 273154, 273410, 273666,
-    273922, 275969, 276226, 276482, 276738, 276994, 277250, 277506,
-    279553, 283137, 286721, 344067, 347649, 351233, 354819, 355074,
-    355330, 355586, 355842, 356098, 356354, 358401, 358658, 358914,
-    359170, 359426, 359682, 359938, 361985, 362242, 362498, 362754,
-    363010, 363266, 363522, 365572, 369153, 372737, 516096, 519681,
-    523265, 526848, 527106, 527362, 527618, 527874, 528130, 528386,
-    530433, 530690, 530946, 531202, 531458, 531714, 531970, 534017,
-    534274, 534530, 534786, 535042, 535298, 535554, 602115, 605697,
-    609281, 612867, 613122, 613378, 613634, 613890, 614146, 614402,
-    616449, 616706, 616962, 617218, 617474, 617730, 617986, 620033,
-    620290, 620546, 620802, 621058, 621314, 621570, 774144, 777729,
-    781313, 784896, 785154, 785410, 785666, 785922, 786178, 786434,
-    788481, 788738, 788994, 789250, 789506, 789762, 790018, 792065,
-    792322, 792578, 792834, 793090, 793346, 793602, 860163, 863745,
-    867329, 870915, 871170, 871426, 871682, 871938, 872194, 872450,
-    874497, 874754, 875010, 875266, 875522, 875778, 876034, 878081,
-    878338, 878594, 878850, 879106, 879362, 879618, 1032192, 1035777,
-    1039361, 1042944, 1043202, 1043458, 1043714, 1043970, 1044226, 1044482,
-    1046529, 1046786, 1047042, 1047298, 1047554, 1047810, 1048066, 1050113,
-    1050370, 1050626, 1050882, 1051138, 1051394, 1051650, 1118211, 1121793,
-    1125377, 1128963, 1129218, 1129474, 1129730, 1129986, 1130242, 1130498,
-    1132545, 1132802, 1133058, 1133314, 1133570, 1133826, 1134082, 1136129,
-    1136386, 1136642, 1136898, 1137154, 1137410, 1137666,
+// The 246 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_forms0_table {
+    static constexpr long long table[] = {
+        0, 3585, 7169, 10752, 11010, 11266, 11522, 11778,
+        12034, 12290, 14337, 14594, 14850, 15106, 15362, 15618,
+        15874, 17921, 18178, 18434, 18690, 18946, 19202, 19458,
+        86019, 89601, 93185, 96771, 97026, 97282, 97538, 97794,
+        98050, 98306, 100353, 100610, 100866, 101122, 101378, 101634,
+        101890, 103937, 104194, 104450, 104706, 104962, 105218, 105474,
+        258048, 261633, 265217, 268800, 269058, 269314, 269570, 269826,
+        270082, 270338, 272385, 272642, 272898, 273154, 273410, 273666,
+        273922, 275969, 276226, 276482, 276738, 276994, 277250, 277506,
+        279553, 283137, 286721, 344067, 347649, 351233, 354819, 355074,
+        355330, 355586, 355842, 356098, 356354, 358401, 358658, 358914,
+        359170, 359426, 359682, 359938, 361985, 362242, 362498, 362754,
+        363010, 363266, 363522, 365572, 369153, 372737, 516096, 519681,
+        523265, 526848, 527106, 527362, 527618, 527874, 528130, 528386,
+        530433, 530690, 530946, 531202, 531458, 531714, 531970, 534017,
+        534274, 534530, 534786, 535042, 535298, 535554, 602115, 605697,
+        609281, 612867, 613122, 613378, 613634, 613890, 614146, 614402,
+        616449, 616706, 616962, 617218, 617474, 617730, 617986, 620033,
+        620290, 620546, 620802, 621058, 621314, 621570, 774144, 777729,
+        781313, 784896, 785154, 785410, 785666, 785922, 786178, 786434,
+        788481, 788738, 788994, 789250, 789506, 789762, 790018, 792065,
+        792322, 792578, 792834, 793090, 793346, 793602, 860163, 863745,
+        867329, 870915, 871170, 871426, 871682, 871938, 872194, 872450,
+        874497, 874754, 875010, 875266, 875522, 875778, 876034, 878081,
+        878338, 878594, 878850, 879106, 879362, 879618, 1032192, 1035777,
+        1039361, 1042944, 1043202, 1043458, 1043714, 1043970, 1044226, 1044482,
+        1046529, 1046786, 1047042, 1047298, 1047554, 1047810, 1048066, 1050113,
+        1050370, 1050626, 1050882, 1051138, 1051394, 1051650, 1118211, 1121793,
+        1125377, 1128963, 1129218, 1129474, 1129730, 1129986, 1130242, 1130498,
+        1132545, 1132802, 1133058, 1133314, 1133570, 1133826, 1134082, 1136129,
+        1136386, 1136642, 1136898, 1137154, 1137410, 1137666,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 86},
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -734,9 +761,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -763,26 +788,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -790,17 +802,33 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_forms1_table[] = {
-    1792, 5377, 8961, 12544, 16129, 19713, 87810, 91393,
-    94977, 98562, 102145, 105729, 259840, 263425, 267009, 270592,
-    274177, 277761, 281345, 284929, 288513, 345858, 349441, 353025,
-    356610, 360193, 363777, 367363, 370945, 374529, 517888, 521473,
-    525057, 528640, 532225, 535809, 603906, 607489, 611073, 614658,
-    618241, 621825, 775936, 779521, 783105, 786688, 790273, 793857,
-    861954, 865537, 869121, 872706, 876289, 879873, 1033984, 1037569,
-    1041153, 1044736, 1048321, 1051905, 1120002, 1123585, 1127169, 1130754,
-    1134337, 1137921,
+// The 66 forms of cp_async_bulk_tensor_load: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_forms1_table {
+    static constexpr long long table[] = {
+        1792, 5377, 8961, 12544, 16129, 19713, 87810, 91393,
+        94977, 98562, 102145, 105729, 259840, 263425, 267009, 270592,
+        274177, 277761, 281345, 284929, 288513, 345858, 349441, 353025,
+        356610, 360193, 363777, 367363, 370945, 374529, 517888, 521473,
+        525057, 528640, 532225, 535809, 603906, 607489, 611073, 614658,
+        618241, 621825, 775936, 779521, 783105, 786688, 790273, 793857,
+        861954, 865537, 869121, 872706, 876289, 879873, 1033984, 1037569,
+        1041153, 1044736, 1048321, 1051905, 1120002, 1123585, 1127169, 1130754,
+        1134337, 1137921,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 86},
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -836,9 +864,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -865,23 +891,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -889,11 +905,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_forms0_table[] = {
-    9216, 9729, 10241, 10754, 11265, 11777, 13824, 14337,
-    14849, 15362, 15873, 16385, 18432, 18945, 19457, 19970,
-    20481, 20993,
+// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_forms0_table {
+    static constexpr long long table[] = {
+        9216, 9729, 10241, 10754, 11265, 11777, 13824, 14337,
+        14849, 15362, 15873, 16385, 18432, 18945, 19457, 19970,
+        20481, 20993,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -927,9 +957,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -949,20 +977,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -970,11 +991,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_forms1_table[] = {
-    9472, 9985, 10497, 11010, 11521, 12033, 14080, 14593,
-    15105, 15618, 16129, 16641, 18688, 19201, 19713, 20226,
-    20737, 21249,
+// The 18 forms of cp_async_bulk_tensor_load_im2col: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_forms1_table {
+    static constexpr long long table[] = {
+        9472, 9985, 10497, 11010, 11521, 12033, 14080, 14593,
+        15105, 15618, 16129, 16641, 18688, 19201, 19713, 20226,
+        20737, 21249,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1010,9 +1045,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -1032,20 +1065,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1053,13 +1079,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms0_table[] = {
-    79872, 80384, 80896, 81408, 81920, 82432, 92161, 92672,
-    93184, 93696, 94208, 94720, 116736, 117248, 117760, 118272,
-    118784, 119296, 129025, 129536, 130048, 130560, 131072, 131584,
-    153600, 154112, 154624, 155136, 155648, 156160, 165889, 166400,
-    166912, 167424, 167936, 168448,
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_w_forms0_table {
+    static constexpr long long table[] = {
+        79872, 80384, 80896, 81408, 81920, 82432, 92161, 92672,
+        93184, 93696, 94208, 94720, 116736, 117248, 117760, 118272,
+        118784, 119296, 129025, 129536, 130048, 130560, 131072, 131584,
+        153600, 154112, 154624, 155136, 155648, 156160, 165889, 166400,
+        166912, 167424, 167936, 168448,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1094,9 +1132,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1124,17 +1160,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_w_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1142,13 +1174,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_w_forms1_table[] = {
-    80128, 80640, 81152, 81664, 82176, 82688, 92417, 92928,
-    93440, 93952, 94464, 94976, 116992, 117504, 118016, 118528,
-    119040, 119552, 129281, 129792, 130304, 130816, 131328, 131840,
-    153856, 154368, 154880, 155392, 155904, 156416, 166145, 166656,
-    167168, 167680, 168192, 168704,
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_w_forms1_table {
+    static constexpr long long table[] = {
+        80128, 80640, 81152, 81664, 82176, 82688, 92417, 92928,
+        93440, 93952, 94464, 94976, 116992, 117504, 118016, 118528,
+        119040, 119552, 129281, 129792, 130304, 130816, 131328, 131840,
+        153856, 154368, 154880, 155392, 155904, 156416, 166145, 166656,
+        167168, 167680, 168192, 168704,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x1fffff00ull, 1000, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1185,9 +1229,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1215,17 +1257,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_w_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1233,28 +1271,42 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 156 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_multicast_forms0_table[] = {
-    10752, 14337, 17921, 21506, 25090, 28674, 43008, 46593,
-    50177, 53762, 54018, 54274, 54530, 54786, 55042, 55298,
-    57346, 57602, 57858, 58114, 58370, 58626, 58882, 60930,
-    61186, 61442, 61698, 61954, 62210, 62466, 268800, 272385,
-    275969, 279554, 283138, 286722, 301056, 304641, 308225, 311810,
-    312066, 312322, 312578, 312834, 313090, 313346, 315394, 315650,
-    315906, 316162, 316418, 316674, 316930, 318978, 319234, 319490,
-    319746, 320002, 320258, 320514, 333313, 336897, 340481, 344066,
-    347650, 351234, 526848, 530433, 534017, 537602, 541186, 544770,
-    559104, 562689, 566273, 569858, 570114, 570370, 570626, 570882,
-    571138, 571394, 573442, 573698, 573954, 574210, 574466, 574722,
-    574978, 577026, 577282, 577538, 577794, 578050, 578306, 578562,
-    784896, 788481, 792065, 795650, 799234, 802818, 817152, 820737,
-    824321, 827906, 828162, 828418, 828674, 828930, 829186, 829442,
-    831490, 831746, 832002, 832258, 832514, 832770, 833026, 835074,
-    835330, 835586, 835842, 836098, 836354, 836610, 1042944, 1046529,
-    1050113, 1053698, 1057282, 1060866, 1075200, 1078785, 1082369, 1085954,
-    1086210, 1086466, 1086722, 1086978, 1087234, 1087490, 1089538, 1089794,
-    1090050, 1090306, 1090562, 1090818, 1091074, 1093122, 1093378, 1093634,
-    1093890, 1094146, 1094402, 1094658,
+// The 156 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_multicast_forms0_table {
+    static constexpr long long table[] = {
+        10752, 14337, 17921, 21506, 25090, 28674, 43008, 46593,
+        50177, 53762, 54018, 54274, 54530, 54786, 55042, 55298,
+        57346, 57602, 57858, 58114, 58370, 58626, 58882, 60930,
+        61186, 61442, 61698, 61954, 62210, 62466, 268800, 272385,
+        275969, 279554, 283138, 286722, 301056, 304641, 308225, 311810,
+        312066, 312322, 312578, 312834, 313090, 313346, 315394, 315650,
+        315906, 316162, 316418, 316674, 316930, 318978, 319234, 319490,
+        319746, 320002, 320258, 320514, 333313, 336897, 340481, 344066,
+        347650, 351234, 526848, 530433, 534017, 537602, 541186, 544770,
+        559104, 562689, 566273, 569858, 570114, 570370, 570626, 570882,
+        571138, 571394, 573442, 573698, 573954, 574210, 574466, 574722,
+        574978, 577026, 577282, 577538, 577794, 578050, 578306, 578562,
+        784896, 788481, 792065, 795650, 799234, 802818, 817152, 820737,
+        824321, 827906, 828162, 828418, 828674, 828930, 829186, 829442,
+        831490, 831746, 832002, 832258, 832514, 832770, 833026, 835074,
+        835330, 835586, 835842, 836098, 836354, 836610, 1042944, 1046529,
+        1050113, 1053698, 1057282, 1060866, 1075200, 1078785, 1082369, 1085954,
+        1086210, 1086466, 1086722, 1086978, 1087234, 1087490, 1089538, 1089794,
+        1090050, 1090306, 1090562, 1090818, 1091074, 1093122, 1093378, 1093634,
+        1093890, 1094146, 1094402, 1094658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1290,9 +1342,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1313,20 +1363,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_multicast_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1334,17 +1377,31 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_multicast_forms1_table[] = {
-    12544, 16129, 19713, 23298, 26882, 30466, 44800, 48385,
-    51969, 55554, 59138, 62722, 270592, 274177, 277761, 281346,
-    284930, 288514, 302848, 306433, 310017, 313602, 317186, 320770,
-    335105, 338689, 342273, 345858, 349442, 353026, 528640, 532225,
-    535809, 539394, 542978, 546562, 560896, 564481, 568065, 571650,
-    575234, 578818, 786688, 790273, 793857, 797442, 801026, 804610,
-    818944, 822529, 826113, 829698, 833282, 836866, 1044736, 1048321,
-    1051905, 1055490, 1059074, 1062658, 1076992, 1080577, 1084161, 1087746,
-    1091330, 1094914,
+// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_multicast_forms1_table {
+    static constexpr long long table[] = {
+        12544, 16129, 19713, 23298, 26882, 30466, 44800, 48385,
+        51969, 55554, 59138, 62722, 270592, 274177, 277761, 281346,
+        284930, 288514, 302848, 306433, 310017, 313602, 317186, 320770,
+        335105, 338689, 342273, 345858, 349442, 353026, 528640, 532225,
+        535809, 539394, 542978, 546562, 560896, 564481, 568065, 571650,
+        575234, 578818, 786688, 790273, 793857, 797442, 801026, 804610,
+        818944, 822529, 826113, 829698, 833282, 836866, 1044736, 1048321,
+        1051905, 1055490, 1059074, 1062658, 1076992, 1080577, 1084161, 1087746,
+        1091330, 1094914,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1382,9 +1439,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1405,20 +1460,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_multicast_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1426,12 +1474,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 30 forms of cp_async_bulk_tensor_load_override: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_override_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 2304, 2560,
-    2816, 3072, 3328, 3584, 4608, 4864, 5120, 5376,
-    5632, 5888, 6912, 7168, 7424, 7680, 7936, 8192,
-    9216, 9472, 9728, 9984, 10240, 10496,
+// The 30 forms of cp_async_bulk_tensor_load_override: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_override_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 2304, 2560,
+        2816, 3072, 3328, 3584, 4608, 4864, 5120, 5376,
+        5632, 5888, 6912, 7168, 7424, 7680, 7936, 8192,
+        9216, 9472, 9728, 9984, 10240, 10496,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1464,9 +1522,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_override_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -1479,14 +1535,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_override_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1494,9 +1549,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_bulk_tensor_load_override_dim: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_override_dim_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280,
+// The 6 forms of cp_async_bulk_tensor_load_override_dim: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_override_dim_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1530,9 +1595,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_dim_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_dim_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_override_dim_forms0_table, detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -1548,14 +1611,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(
     static_assert(detail::cp_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim::dim_1d, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim));
     static_assert(detail::cp_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_override_dim_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_override_dim_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1563,11 +1625,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 24 forms of cp_async_bulk_tensor_load_override_dim_stride: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_override_dim_stride_forms0_table[] = {
-    2304, 2560, 2816, 3072, 3328, 3584, 4608, 4864,
-    5120, 5376, 5632, 5888, 6912, 7168, 7424, 7680,
-    7936, 8192, 9216, 9472, 9728, 9984, 10240, 10496,
+// The 24 forms of cp_async_bulk_tensor_load_override_dim_stride: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_override_dim_stride_forms0_table {
+    static constexpr long long table[] = {
+        2304, 2560, 2816, 3072, 3328, 3584, 4608, 4864,
+        5120, 5376, 5632, 5888, 6912, 7168, 7424, 7680,
+        7936, 8192, 9216, 9472, 9728, 9984, 10240, 10496,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1606,9 +1678,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -1629,14 +1699,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
     static_assert(detail::cp_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
     constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
     static_assert(detail::cp_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_override_dim_stride_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_override_dim_stride_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1644,11 +1713,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms0_table[] = {
-    10752, 11265, 11777, 12290, 12802, 13314, 15360, 15873,
-    16385, 16898, 17410, 17922, 19968, 20481, 20993, 21506,
-    22018, 22530,
+// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_multicast_forms0_table {
+    static constexpr long long table[] = {
+        10752, 11265, 11777, 12290, 12802, 13314, 15360, 15873,
+        16385, 16898, 17410, 17922, 19968, 20481, 20993, 21506,
+        22018, 22530,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1684,9 +1767,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
@@ -1700,20 +1781,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_multicast_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1721,11 +1795,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_multicast_forms1_table[] = {
-    11008, 11521, 12033, 12546, 13058, 13570, 15616, 16129,
-    16641, 17154, 17666, 18178, 20224, 20737, 21249, 21762,
-    22274, 22786,
+// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_multicast_forms1_table {
+    static constexpr long long table[] = {
+        11008, 11521, 12033, 12546, 13058, 13570, 15616, 16129,
+        16641, 17154, 17666, 18178, 20224, 20737, 21249, 21762,
+        22274, 22786,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1763,9 +1851,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
@@ -1779,20 +1865,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_multicast_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1800,13 +1879,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table[] = {
-    93696, 94208, 94720, 95233, 95745, 96257, 98304, 98816,
-    99328, 99841, 100353, 100865, 130560, 131072, 131584, 132097,
-    132609, 133121, 135168, 135680, 136192, 136705, 137217, 137729,
-    167424, 167936, 168448, 168961, 169473, 169985, 172032, 172544,
-    173056, 173569, 174081, 174593,
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table {
+    static constexpr long long table[] = {
+        93696, 94208, 94720, 95233, 95745, 96257, 98304, 98816,
+        99328, 99841, 100353, 100865, 130560, 131072, 131584, 132097,
+        132609, 133121, 135168, 135680, 136192, 136705, 137217, 137729,
+        167424, 167936, 168448, 168961, 169473, 169985, 172032, 172544,
+        173056, 173569, 174081, 174593,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1843,9 +1934,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1867,17 +1956,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1885,13 +1970,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table[] = {
-    93952, 94464, 94976, 95489, 96001, 96513, 98560, 99072,
-    99584, 100097, 100609, 101121, 130816, 131328, 131840, 132353,
-    132865, 133377, 135424, 135936, 136448, 136961, 137473, 137985,
-    167680, 168192, 168704, 169217, 169729, 170241, 172288, 172800,
-    173312, 173825, 174337, 174849,
+// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table {
+    static constexpr long long table[] = {
+        93952, 94464, 94976, 95489, 96001, 96513, 98560, 99072,
+        99584, 100097, 100609, 101121, 130816, 131328, 131840, 132353,
+        132865, 133377, 135424, 135936, 136448, 136961, 137473, 137985,
+        167680, 168192, 168704, 169217, 169729, 170241, 172288, 172800,
+        173312, 173825, 174337, 174849,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1930,9 +2027,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
@@ -1954,17 +2049,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     static_assert(detail::cp_async_bulk_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1<ptxgen_f::index>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1972,10 +2063,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_store_forms0_table[] = {
-    0, 512, 4096, 4608, 7169, 8192, 8704, 11776,
-    12288, 12800, 15872, 16384, 16896, 19968,
+// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_store_forms0_table {
+    static constexpr long long table[] = {
+        0, 512, 4096, 4608, 7169, 8192, 8704, 11776,
+        12288, 12800, 15872, 16384, 16896, 19968,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2004,9 +2107,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -2023,17 +2124,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_store_forms0<ptxgen_f::index>(tensor_map, tensor_coords, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2041,10 +2138,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_store_forms1_table[] = {
-    256, 768, 4352, 4864, 7425, 8448, 8960, 12032,
-    12544, 13056, 16128, 16640, 17152, 20224,
+// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_store_forms1_table {
+    static constexpr long long table[] = {
+        256, 768, 4352, 4864, 7425, 8448, 8960, 12032,
+        12544, 13056, 16128, 16640, 17152, 20224,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2075,9 +2184,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -2094,17 +2201,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_tensor_store_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_store_forms1<ptxgen_f::index>(tensor_map, tensor_coords, src_mem, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2112,9 +2215,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_bulk_tensor_store_override: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_store_override_forms0_table[] = {
-    256, 2304, 3584, 4352, 6400, 8448,
+// The 6 forms of cp_async_bulk_tensor_store_override: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_store_override_forms0_table {
+    static constexpr long long table[] = {
+        256, 2304, 3584, 4352, 6400, 8448,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2144,9 +2257,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_override_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_override_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_override_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
@@ -2163,14 +2274,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, PtxgenLoadMode, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_store_override_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2216,9 +2326,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of cp_async_bulk_tensor_store_override_dim_stride: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_tensor_store_override_dim_stride_forms0_table[] = {
-    256, 512, 768, 1024,
+// The 4 forms of cp_async_bulk_tensor_store_override_dim_stride: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_tensor_store_override_dim_stride_forms0_table {
+    static constexpr long long table[] = {
+        256, 512, 768, 1024,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2253,9 +2373,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_tensor_store_override_dim_stride_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_tensor_store_override_dim_stride_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_override_dim_stride_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenDim))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d))),
                   "ptxgen: cp.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
@@ -2268,14 +2386,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(
     static_assert(detail::cp_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
     constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_tensor_dst::dst_global, cp_async_bulk_tensor_src::shared_cta, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::bulk_group, cp_async_bulk_tensor_multicast::none, cp_async_bulk_tensor_cta_group::none, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
     static_assert(detail::cp_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_tensor_store_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_tensor_store_override_dim_stride_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2283,11 +2400,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 22 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_forms0_table[] = {
-    0, 513, 768, 1281, 4608, 5121, 5376, 5889,
-    6146, 6657, 9216, 9729, 9984, 10497, 13824, 14337,
-    14592, 15105, 18432, 18945, 19200, 19713,
+// The 22 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_forms0_table {
+    static constexpr long long table[] = {
+        0, 513, 768, 1281, 4608, 5121, 5376, 5889,
+        6146, 6657, 9216, 9729, 9984, 10497, 13824, 14337,
+        14592, 15105, 18432, 18945, 19200, 19713,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2314,9 +2445,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     const PtxgenElem0 (&tensor_coords)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
@@ -2331,20 +2460,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_forms0<ptxgen_f::index>(tensor_map, tensor_coords);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2352,10 +2474,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 11 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_forms1_table[] = {
-    256, 1024, 4864, 5632, 6401, 9472, 10240, 14080,
-    14848, 18688, 19456,
+// The 11 forms of cp_async_bulk_prefetch_tensor: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_forms1_table {
+    static constexpr long long table[] = {
+        256, 1024, 4864, 5632, 6401, 9472, 10240, 14080,
+        14848, 18688, 19456,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2384,9 +2518,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
@@ -2401,17 +2533,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, PtxgenLoadMode, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_forms1<ptxgen_f::index>(tensor_map, tensor_coords, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2419,9 +2547,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of cp_async_bulk_prefetch_tensor_override: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_override_forms0_table[] = {
-    0, 256, 512, 768, 1024,
+// The 5 forms of cp_async_bulk_prefetch_tensor_override: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_override_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2448,21 +2586,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(
     std::uint64_t global_address
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_override_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_override_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_override_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenDim))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_tensor(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_override_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2506,9 +2641,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of cp_async_bulk_prefetch_tensor_override_dim_stride: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table[] = {
-    256, 512, 768, 1024,
+// The 4 forms of cp_async_bulk_prefetch_tensor_override_dim_stride: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table {
+    static constexpr long long table[] = {
+        256, 512, 768, 1024,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2541,9 +2686,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(
     std::uint16_t upper_stride
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 5, static_cast<long long>(PtxgenDim));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenDim))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
@@ -2556,14 +2699,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(
     static_assert(detail::cp_async_bulk_prefetch_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
     constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_lower_strides(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::tile, cp_async_bulk_prefetch_tensor_hint::none, true, cp_async_bulk_prefetch_tensor_override_dims::global_dim_stride));
     static_assert(detail::cp_async_bulk_prefetch_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_override_dim_stride_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2571,9 +2713,21 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms0_table[] = {
-    1536, 2049, 2304, 2817, 3072, 3585,
+// The 6 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_im2col_forms0_table {
+    static constexpr long long table[] = {
+        1536, 2049, 2304, 2817, 3072, 3585,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2601,9 +2755,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     const PtxgenElem1 (&im2col_offsets)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
@@ -2615,17 +2767,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_forms0<ptxgen_f::index>(tensor_map, tensor_coords, im2col_offsets);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2633,9 +2781,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 3 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_forms1_table[] = {
-    1792, 2560, 3328,
+// The 3 forms of cp_async_bulk_prefetch_tensor_im2col: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_im2col_forms1_table {
+    static constexpr long long table[] = {
+        1792, 2560, 3328,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2665,9 +2823,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_forms1_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
@@ -2679,14 +2835,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_offsets_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_prefetch_tensor_count_im2col_offsets(PtxgenDim, cp_async_bulk_prefetch_tensor_level::L2, cp_async_bulk_prefetch_tensor_src::src_global, cp_async_bulk_prefetch_tensor_load_mode::im2col, PtxgenHint, false, cp_async_bulk_prefetch_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_offsets_length<ptxgen_im2col_offsets_length == 0 ? PtxgenLength1 : ptxgen_im2col_offsets_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_offsets, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_forms1<ptxgen_f::index>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2694,10 +2849,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms0_table[] = {
-    12288, 12801, 13056, 13569, 16896, 17409, 17664, 18177,
-    21504, 22017, 22272, 22785,
+// The 12 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms0_table {
+    static constexpr long long table[] = {
+        12288, 12801, 13056, 13569, 16896, 17409, 17664, 18177,
+        21504, 22017, 22272, 22785,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2726,9 +2893,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
@@ -2746,17 +2911,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_index>(tensor_map, tensor_coords, im2col_w));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0<ptxgen_f::index>(tensor_map, tensor_coords, im2col_w);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2764,9 +2925,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by number.
-inline constexpr long long cp_async_bulk_prefetch_tensor_im2col_w_forms1_table[] = {
-    12544, 13312, 17152, 17920, 21760, 22528,
+// The 6 forms of cp_async_bulk_prefetch_tensor_im2col_w: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_async_bulk_prefetch_tensor_im2col_w_forms1_table {
+    static constexpr long long table[] = {
+        12544, 13312, 17152, 17920, 21760, 22528,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2797,9 +2968,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
@@ -2817,14 +2986,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_im2col_w_length = 2;
     static_assert(detail::cp_async_bulk_prefetch_tensor_im2col_w_length<ptxgen_im2col_w_length == 0 ? PtxgenLength1 : ptxgen_im2col_w_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk.prefetch.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_index>(tensor_map, tensor_coords, im2col_w, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1<ptxgen_f::index>(tensor_map, tensor_coords, im2col_w, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2832,22 +3000,34 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_tensor_forms0_table[] = {
-    0, 512, 2048, 2560, 4096, 4608, 6144, 6656,
-    8192, 8704, 10240, 10752, 12288, 12800, 14336, 14848,
-    16384, 16896, 17921, 18432, 18944, 19969, 20480, 20992,
-    22017, 22528, 23040, 24065, 24576, 25088, 26113, 26624,
-    27136, 28161, 28672, 29184, 30209, 30720, 31232, 32257,
-    32768, 33280, 33792, 34816, 35328, 35840, 36864, 37376,
-    37888, 38912, 39424, 39936, 40960, 41472, 41984, 43008,
-    43520, 44032, 45056, 45568, 46080, 47104, 47616, 48128,
-    49152, 49664, 50176, 51200, 51712, 52224, 53248, 53760,
-    54272, 55296, 55808, 56320, 57344, 57856, 58368, 59392,
-    59904, 60416, 61440, 61952, 62464, 63488, 64000, 64512,
-    65536, 66048, 66560, 67584, 68096, 68608, 69632, 70144,
-    70656, 71680, 72192, 72704, 73728, 74240, 74752, 75776,
-    76288, 76800, 77824, 78336, 78848, 79872, 80384, 80896,
+// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_tensor_forms0_table {
+    static constexpr long long table[] = {
+        0, 512, 2048, 2560, 4096, 4608, 6144, 6656,
+        8192, 8704, 10240, 10752, 12288, 12800, 14336, 14848,
+        16384, 16896, 17921, 18432, 18944, 19969, 20480, 20992,
+        22017, 22528, 23040, 24065, 24576, 25088, 26113, 26624,
+        27136, 28161, 28672, 29184, 30209, 30720, 31232, 32257,
+        32768, 33280, 33792, 34816, 35328, 35840, 36864, 37376,
+        37888, 38912, 39424, 39936, 40960, 41472, 41984, 43008,
+        43520, 44032, 45056, 45568, 46080, 47104, 47616, 48128,
+        49152, 49664, 50176, 51200, 51712, 52224, 53248, 53760,
+        54272, 55296, 55808, 56320, 57344, 57856, 58368, 59392,
+        59904, 60416, 61440, 61952, 62464, 63488, 64000, 64512,
+        65536, 66048, 66560, 67584, 68096, 68608, 69632, 70144,
+        70656, 71680, 72192, 72704, 73728, 74240, 74752, 75776,
+        76288, 76800, 77824, 78336, 78848, 79872, 80384, 80896,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2877,9 +3057,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
@@ -2890,17 +3068,13 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, false, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_index>(tensor_map, tensor_coords, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_tensor_forms0<ptxgen_f::index>(tensor_map, tensor_coords, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2908,22 +3082,34 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_tensor_forms1_table[] = {
-    256, 768, 2304, 2816, 4352, 4864, 6400, 6912,
-    8448, 8960, 10496, 11008, 12544, 13056, 14592, 15104,
-    16640, 17152, 18177, 18688, 19200, 20225, 20736, 21248,
-    22273, 22784, 23296, 24321, 24832, 25344, 26369, 26880,
-    27392, 28417, 28928, 29440, 30465, 30976, 31488, 32513,
-    33024, 33536, 34048, 35072, 35584, 36096, 37120, 37632,
-    38144, 39168, 39680, 40192, 41216, 41728, 42240, 43264,
-    43776, 44288, 45312, 45824, 46336, 47360, 47872, 48384,
-    49408, 49920, 50432, 51456, 51968, 52480, 53504, 54016,
-    54528, 55552, 56064, 56576, 57600, 58112, 58624, 59648,
-    60160, 60672, 61696, 62208, 62720, 63744, 64256, 64768,
-    65792, 66304, 66816, 67840, 68352, 68864, 69888, 70400,
-    70912, 71936, 72448, 72960, 73984, 74496, 75008, 76032,
-    76544, 77056, 78080, 78592, 79104, 80128, 80640, 81152,
+// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_tensor_forms1_table {
+    static constexpr long long table[] = {
+        256, 768, 2304, 2816, 4352, 4864, 6400, 6912,
+        8448, 8960, 10496, 11008, 12544, 13056, 14592, 15104,
+        16640, 17152, 18177, 18688, 19200, 20225, 20736, 21248,
+        22273, 22784, 23296, 24321, 24832, 25344, 26369, 26880,
+        27392, 28417, 28928, 29440, 30465, 30976, 31488, 32513,
+        33024, 33536, 34048, 35072, 35584, 36096, 37120, 37632,
+        38144, 39168, 39680, 40192, 41216, 41728, 42240, 43264,
+        43776, 44288, 45312, 45824, 46336, 47360, 47872, 48384,
+        49408, 49920, 50432, 51456, 51968, 52480, 53504, 54016,
+        54528, 55552, 56064, 56576, 57600, 58112, 58624, 59648,
+        60160, 60672, 61696, 62208, 62720, 63744, 64256, 64768,
+        65792, 66304, 66816, 67840, 68352, 68864, 69888, 70400,
+        70912, 71936, 72448, 72960, 73984, 74496, 75008, 76032,
+        76544, 77056, 78080, 78592, 79104, 80128, 80640, 81152,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2955,9 +3141,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
@@ -2968,17 +3152,13 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, PtxgenLoadMode, false, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, PtxgenCacheHint));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_index>(tensor_map, tensor_coords, src_mem, cache_policy));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_tensor_forms1<ptxgen_f::index>(tensor_map, tensor_coords, src_mem, cache_policy);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2986,13 +3166,23 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 40 forms of cp_reduce_async_bulk_tensor_override: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_tensor_override_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 1536, 1792,
-    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
-    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
-    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+// The 40 forms of cp_reduce_async_bulk_tensor_override: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_tensor_override_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 1536, 1792,
+        2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+        4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+        6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3022,21 +3212,18 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_override_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::none, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_tensor_override_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_tensor_override_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -3044,9 +3231,19 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 8 forms of cp_reduce_async_bulk_tensor_override_dim: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_tensor_override_dim_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 1536, 1792,
+// The 8 forms of cp_reduce_async_bulk_tensor_override_dim: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_tensor_override_dim_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 1536, 1792,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3077,9 +3274,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_dim_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_dim_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_override_dim_forms0_table, detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor(cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
@@ -3087,14 +3282,13 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_element_type<detail::reg_or_t<7, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_sizes_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_tensor_sizes(cp_reduce_async_bulk_tensor_dim::dim_1d, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_sizes_length<ptxgen_tensor_sizes_length == 0 ? PtxgenLength1 : ptxgen_tensor_sizes_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_tensor_override_dim_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_tensor_override_dim_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -3102,12 +3296,22 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of cp_reduce_async_bulk_tensor_override_dim_stride: form number * 256 + support class, by number.
-inline constexpr long long cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table[] = {
-    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
-    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
-    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+// The 32 forms of cp_reduce_async_bulk_tensor_override_dim_stride: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table {
+    static constexpr long long table[] = {
+        2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+        4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+        6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -3143,9 +3347,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop));
-    constexpr long long ptxgen_index = detail::form_index(detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
@@ -3158,17 +3360,86 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(
     static_assert(detail::cp_reduce_async_bulk_tensor_lower_strides_element_type<detail::reg_or_t<0, PtxgenElem2>, PtxgenElem2>::ok);
     constexpr decltype(sizeof(0)) ptxgen_lower_strides_length = static_cast<decltype(sizeof(0))>(detail::cp_reduce_async_bulk_tensor_count_lower_strides(PtxgenDim, cp_reduce_async_bulk_tensor_dst::dst_global, cp_reduce_async_bulk_tensor_src::shared_cta, PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode::tile, true, cp_reduce_async_bulk_tensor_override_dims::global_dim_stride, cp_reduce_async_bulk_tensor_completion::bulk_group, false));
     static_assert(detail::cp_reduce_async_bulk_tensor_lower_strides_length<ptxgen_lower_strides_length == 0 ? PtxgenLength2 : ptxgen_lower_strides_length, PtxgenLength2>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk.tensor: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0<ptxgen_index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_reduce_async_bulk_tensor_override_dim_stride_forms0<ptxgen_f::index>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of cp_async_bulk_tensor_load_im2col for these qualifiers, as array types: declare

@@ -32,14 +32,18 @@ PTXGEN_PTX_DEVICE void fence_asm1(PtxgenA0 addr) {
 #endif
 }
 
-// fence_forms0: the opcode of each form, in the order of fence_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* fence_forms0_opcode[] = {
-    "fence.cta", "fence.sc.cta", "fence.acq_rel.cta", "fence.acquire.cta",
-    "fence.release.cta", "fence.cluster", "fence.sc.cluster", "fence.acq_rel.cluster",
-    "fence.acquire.cluster", "fence.release.cluster", "fence.gpu", "fence.sc.gpu",
-    "fence.acq_rel.gpu", "fence.acquire.gpu", "fence.release.gpu", "fence.sys",
-    "fence.sc.sys", "fence.acq_rel.sys", "fence.acquire.sys", "fence.release.sys",
+// fence_forms0: the opcode of each form, in the order of fence_forms0_table, as
+// two pieces (their numbers in fence_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* fence_forms0_opcode_pieces[] = {
+    "", "fence", ".cta", "fence.sc",
+    "fence.acq_rel", "fence.acquire", "fence.release", ".cluster",
+    ".gpu", ".sys",
+};
+inline constexpr unsigned char fence_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 2, 5, 2, 6, 2, 1, 7, 3, 7, 4, 7,
+    5, 7, 6, 7, 1, 8, 3, 8, 4, 8, 5, 8, 6, 8, 1, 9,
+    3, 9, 4, 9, 5, 9, 6, 9,
 };
 inline constexpr unsigned short fence_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -48,16 +52,20 @@ inline constexpr unsigned short fence_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_forms0_statement[PtxgenF], detail::opcode_text<fence_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<fence_forms0_statement[PtxgenF], detail::opcode_text<fence_forms0_opcode_pieces, fence_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// fence_sync_restrict_forms0: the opcode of each form, in the order of fence_sync_restrict_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* fence_sync_restrict_forms0_opcode[] = {
-    "fence.acquire.sync_restrict::shared::cluster.cluster", "fence.release.sync_restrict::shared::cta.cluster",
+// fence_sync_restrict_forms0: the opcode of each form, in the order of fence_sync_restrict_forms0_table, as
+// two pieces (their numbers in fence_sync_restrict_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* fence_sync_restrict_forms0_opcode_pieces[] = {
+    "", "fence.acquire.sync_restrict::shared::cluster", ".cluster", "fence.release.sync_restrict::shared::cta",
+};
+inline constexpr unsigned char fence_sync_restrict_forms0_opcode[] = {
+    1, 2, 3, 2,
 };
 inline constexpr unsigned short fence_sync_restrict_forms0_statement[] = {
     0, 0,
@@ -66,17 +74,22 @@ inline constexpr unsigned short fence_sync_restrict_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<fence_sync_restrict_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<fence_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<fence_sync_restrict_forms0_opcode_pieces, fence_sync_restrict_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// fence_proxy_forms0: the opcode of each form, in the order of fence_proxy_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* fence_proxy_forms0_opcode[] = {
-    "fence.proxy.alias", "fence.proxy.alias.acquire.sys", "fence.proxy.alias.release.sys", "fence.proxy.async",
-    "fence.proxy.async.global", "fence.proxy.async.shared::cta", "fence.proxy.async.shared::cluster",
+// fence_proxy_forms0: the opcode of each form, in the order of fence_proxy_forms0_table, as
+// two pieces (their numbers in fence_proxy_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* fence_proxy_forms0_opcode_pieces[] = {
+    "", "fence.proxy", ".alias", ".alias.acquire.sys",
+    ".alias.release.sys", ".async", ".async.global", ".async.shared::cta",
+    ".async.shared::cluster",
+};
+inline constexpr unsigned char fence_proxy_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
 };
 inline constexpr unsigned short fence_proxy_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0,
@@ -85,16 +98,21 @@ inline constexpr unsigned short fence_proxy_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<fence_proxy_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_forms0_opcode_pieces, fence_proxy_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// fence_proxy_tensormap_generic_forms0: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* fence_proxy_tensormap_generic_forms0_opcode[] = {
-    "fence.proxy.tensormap::generic.release.cta", "fence.proxy.tensormap::generic.release.cluster", "fence.proxy.tensormap::generic.release.gpu", "fence.proxy.tensormap::generic.release.sys",
+// fence_proxy_tensormap_generic_forms0: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms0_table, as
+// two pieces (their numbers in fence_proxy_tensormap_generic_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* fence_proxy_tensormap_generic_forms0_opcode_pieces[] = {
+    "", "fence.proxy.tensormap::generic.release", ".cta", ".cluster",
+    ".gpu", ".sys",
+};
+inline constexpr unsigned char fence_proxy_tensormap_generic_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5,
 };
 inline constexpr unsigned short fence_proxy_tensormap_generic_forms0_statement[] = {
     0, 0, 0, 0,
@@ -103,16 +121,21 @@ inline constexpr unsigned short fence_proxy_tensormap_generic_forms0_statement[]
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_tensormap_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<fence_proxy_tensormap_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode_pieces, fence_proxy_tensormap_generic_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// fence_proxy_tensormap_generic_forms1: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms1_table, and
-// the asm statement of fence_asm1 it takes.
-inline constexpr const char* fence_proxy_tensormap_generic_forms1_opcode[] = {
-    "fence.proxy.tensormap::generic.acquire.cta", "fence.proxy.tensormap::generic.acquire.cluster", "fence.proxy.tensormap::generic.acquire.gpu", "fence.proxy.tensormap::generic.acquire.sys",
+// fence_proxy_tensormap_generic_forms1: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms1_table, as
+// two pieces (their numbers in fence_proxy_tensormap_generic_forms1_opcode_pieces), and the asm statement of
+// fence_asm1 it takes.
+inline constexpr const char* fence_proxy_tensormap_generic_forms1_opcode_pieces[] = {
+    "", "fence.proxy.tensormap::generic.acquire", ".cta", ".cluster",
+    ".gpu", ".sys",
+};
+inline constexpr unsigned char fence_proxy_tensormap_generic_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5,
 };
 inline constexpr const char* fence_proxy_tensormap_generic_forms1_immediates[] = {
     ", %0",
@@ -124,16 +147,21 @@ inline constexpr unsigned short fence_proxy_tensormap_generic_forms1_statement[]
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm1<fence_proxy_tensormap_generic_forms1_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode, PtxgenF>, detail::immediate_text<fence_proxy_tensormap_generic_forms1_immediates, 0, PtxgenSize>>(addr);
+    fence_asm1<fence_proxy_tensormap_generic_forms1_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode_pieces, fence_proxy_tensormap_generic_forms1_opcode, PtxgenF>, detail::immediate_text<fence_proxy_tensormap_generic_forms1_immediates, 0, PtxgenSize>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// fence_proxy_async_generic_forms0: the opcode of each form, in the order of fence_proxy_async_generic_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* fence_proxy_async_generic_forms0_opcode[] = {
-    "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cta", "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read.cluster",
+// fence_proxy_async_generic_forms0: the opcode of each form, in the order of fence_proxy_async_generic_forms0_table, as
+// two pieces (their numbers in fence_proxy_async_generic_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* fence_proxy_async_generic_forms0_opcode_pieces[] = {
+    "", "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster", ".cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cta",
+    "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read", ".cta",
+};
+inline constexpr unsigned char fence_proxy_async_generic_forms0_opcode[] = {
+    1, 2, 3, 2, 4, 5, 4, 2,
 };
 inline constexpr unsigned short fence_proxy_async_generic_forms0_statement[] = {
     0, 0, 0, 0,
@@ -142,16 +170,21 @@ inline constexpr unsigned short fence_proxy_async_generic_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_async_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_async_generic_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<fence_proxy_async_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_async_generic_forms0_opcode_pieces, fence_proxy_async_generic_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// membar_forms0: the opcode of each form, in the order of membar_forms0_table, and
-// the asm statement of fence_asm0 it takes.
-inline constexpr const char* membar_forms0_opcode[] = {
-    "membar.cta", "membar.gl", "membar.sys",
+// membar_forms0: the opcode of each form, in the order of membar_forms0_table, as
+// two pieces (their numbers in membar_forms0_opcode_pieces), and the asm statement of
+// fence_asm0 it takes.
+inline constexpr const char* membar_forms0_opcode_pieces[] = {
+    "", "membar", ".cta", ".gl",
+    ".sys",
+};
+inline constexpr unsigned char membar_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4,
 };
 inline constexpr unsigned short membar_forms0_statement[] = {
     0, 0, 0,
@@ -160,7 +193,7 @@ inline constexpr unsigned short membar_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void membar_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<membar_forms0_statement[PtxgenF], detail::opcode_text<membar_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<membar_forms0_statement[PtxgenF], detail::opcode_text<membar_forms0_opcode_pieces, membar_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -163,7 +163,12 @@ enum class membar_proxy_proxykind : int {
     alias,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -187,17 +192,34 @@ PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_p
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of fence: form number * 256 + support class, by number.
-inline constexpr long long fence_forms0_table[] = {
-    0, 256, 512, 770, 1026, 1281, 1537, 1793,
-    2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
-    4096, 4352, 4610, 4866,
+// The 20 forms of fence: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 770, 1026, 1281, 1537, 1793,
+        2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
+        4096, 4352, 4610, 4866,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -220,24 +242,15 @@ template <fence_thread_scope PtxgenScope, fence_thread_sem PtxgenSem = fence_thr
 PTXGEN_PTX_DEVICE void fence(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSem));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSem))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::fence_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::fence_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -245,9 +258,19 @@ PTXGEN_PTX_DEVICE void fence(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of fence_sync_restrict: form number * 256 + support class, by number.
-inline constexpr long long fence_sync_restrict_forms0_table[] = {
-    2560, 3584,
+// The 2 forms of fence_sync_restrict: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_sync_restrict_forms0_table {
+    static constexpr long long table[] = {
+        2560, 3584,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -270,22 +293,19 @@ template <fence_thread_sem PtxgenSem = fence_thread_sem::none, fence_thread_rest
 PTXGEN_PTX_DEVICE void fence_sync_restrict(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_sync_restrict_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_sync_restrict_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cluster))) || (((PtxgenSem == fence_thread_sem::acquire))),
                   "ptxgen: fence: .sync_restrict::shared::cluster needs .acquire and .cluster");
     static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cta))) || (((PtxgenSem == fence_thread_sem::release))),
                   "ptxgen: fence: .sync_restrict::shared::cta needs .release and .cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_sync_restrict_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_sync_restrict_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -333,9 +353,23 @@ PTXGEN_PTX_DEVICE void fence_alias(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 7 forms of fence_proxy: form number * 256 + support class, by number.
-inline constexpr long long fence_proxy_forms0_table[] = {
-    0, 769, 1281, 1538, 3074, 4610, 6146,
+// The 7 forms of fence_proxy: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_proxy_forms0_table {
+    static constexpr long long table[] = {
+        0, 769, 1281, 1538, 3074, 4610, 6146,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 75},
+        {0x1fffffc0ull, 900, 94},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
+        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -358,28 +392,19 @@ template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem = fen
 PTXGEN_PTX_DEVICE void fence_proxy(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_proxy_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias))),
                   "ptxgen: fence.proxy: .acquire / .release need .alias and .sys");
     static_assert((!((PtxgenScope == fence_proxy_scope::sys))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
                   "ptxgen: fence.proxy: .sys needs .acquire or .release");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::fence_proxy_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_proxy_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -387,9 +412,19 @@ PTXGEN_PTX_DEVICE void fence_proxy(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
-inline constexpr long long fence_proxy_tensormap_generic_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_proxy_tensormap_generic_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 83},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -411,22 +446,19 @@ template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope Ptxge
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_tensormap_generic_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_proxy_tensormap_generic_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is required when sem = acquire");
     static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
                   "ptxgen: fence.proxy.tensormap::generic: operand size is required when sem = acquire");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_proxy_tensormap_generic_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -434,9 +466,19 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by number.
-inline constexpr long long fence_proxy_tensormap_generic_forms1_table[] = {
-    1024, 1280, 1536, 1792,
+// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_proxy_tensormap_generic_forms1_table {
+    static constexpr long long table[] = {
+        1024, 1280, 1536, 1792,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 83},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
@@ -462,9 +504,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     imm_t<PtxgenSize> size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_tensormap_generic_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_proxy_tensormap_generic_forms1_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
                   "ptxgen: fence.proxy.tensormap::generic: operand addr is only allowed when sem = acquire");
@@ -472,14 +512,13 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
                   "ptxgen: fence.proxy.tensormap::generic: operand size is only allowed when sem = acquire");
     static_assert(detail::fence_proxy_tensormap_ok_size(PtxgenSem, PtxgenScope, PtxgenSize),
                   "ptxgen: fence.proxy.tensormap::generic: immediate size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::fence_proxy_tensormap_generic_forms1<ptxgen_index, PtxgenSize>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_proxy_tensormap_generic_forms1<ptxgen_f::index, PtxgenSize>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -487,9 +526,21 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of fence_proxy_async_generic: form number * 256 + support class, by number.
-inline constexpr long long fence_proxy_async_generic_forms0_table[] = {
-    256, 2304, 2561, 2817,
+// The 4 forms of fence_proxy_async_generic: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct fence_proxy_async_generic_forms0_table {
+    static constexpr long long table[] = {
+        256, 2304, 2561, 2817,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 86},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -512,9 +563,7 @@ template <fence_proxy_async_generic_sem PtxgenSem, fence_proxy_async_generic_res
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope));
-    constexpr long long ptxgen_index = detail::form_index(detail::fence_proxy_async_generic_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::fence_proxy_async_generic_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::fence_proxy_async_generic_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::acquire))) || (((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cluster) && (PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: the .acquire form is .sync_restrict::shared::cluster.cluster");
@@ -522,17 +571,13 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
                   "ptxgen: fence.proxy.async::generic: the .release forms are .sync_restrict::shared::cta.cluster and .sync_restrict::shared::cluster::read");
     static_assert((!((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cta))) || (((PtxgenScope == fence_proxy_async_generic_scope::cluster))),
                   "ptxgen: fence.proxy.async::generic: .sync_restrict::shared::cta needs .cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 94, detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-                         detail::fence_proxy_async_generic_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::fence_proxy_async_generic_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -540,9 +585,19 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 3 forms of membar: form number * 256 + support class, by number.
-inline constexpr long long membar_forms0_table[] = {
-    0, 256, 512,
+// The 3 forms of membar: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct membar_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
 template <long long PtxgenF>
@@ -563,18 +618,15 @@ template <membar_level_level PtxgenLevel>
 PTXGEN_PTX_DEVICE void membar(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenLevel));
-    constexpr long long ptxgen_index = detail::form_index(detail::membar_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::membar_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::membar_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenLevel))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::membar_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::membar_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -598,6 +650,28 @@ PTXGEN_PTX_DEVICE void membar_proxy(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_sync_restrict() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_mbarrier_init() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_alias() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar_proxy() { }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -42,23 +42,25 @@ PTXGEN_PTX_DEVICE void ldmatrix_asm1(PtxgenA0 p, const PtxgenA1& r) {
 #endif
 }
 
-// ldmatrix_forms0: the opcode of each form, in the order of ldmatrix_forms0_table, and
-// the asm statement of ldmatrix_asm0 it takes.
-inline constexpr const char* ldmatrix_forms0_opcode[] = {
-    "ldmatrix.sync.aligned.m8n8.x1.b16", "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.b16",
-    "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x2.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
-    "ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16",
-    "ldmatrix.sync.aligned.m8n8.x4.b16", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.b16",
-    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16", "ldmatrix.sync.aligned.m16n16.x1.trans.b8", "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8",
-    "ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8", "ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b6x16_p32",
-    "ldmatrix.sync.aligned.m16n16.x1.trans.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m16n16.x1.trans.shared::cta.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m16n16.x2.trans.b8",
-    "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8", "ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8", "ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b6x16_p32",
-    "ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m16n16.x2.trans.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m16n16.x2.trans.shared::cta.b8x16.b4x16_p64",
-    "ldmatrix.sync.aligned.m8n16.x1.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x1.b8x16.b4x16_p64",
-    "ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m8n16.x1.shared::cta.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m8n16.x2.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b6x16_p32",
-    "ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x2.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m8n16.x2.shared.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m8n16.x2.shared::cta.b8x16.b4x16_p64",
-    "ldmatrix.sync.aligned.m8n16.x4.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b6x16_p32", "ldmatrix.sync.aligned.m8n16.x4.b8x16.b4x16_p64",
-    "ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64", "ldmatrix.sync.aligned.m8n16.x4.shared::cta.b8x16.b4x16_p64",
+// ldmatrix_forms0: the opcode of each form, in the order of ldmatrix_forms0_table, as
+// two pieces (their numbers in ldmatrix_forms0_opcode_pieces), and the asm statement of
+// ldmatrix_asm0 it takes.
+inline constexpr const char* ldmatrix_forms0_opcode_pieces[] = {
+    "", "ldmatrix.sync.aligned.m8n8.x1", ".b16", ".shared.b16",
+    ".shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x1.trans", "ldmatrix.sync.aligned.m8n8.x2", "ldmatrix.sync.aligned.m8n8.x2.trans",
+    "ldmatrix.sync.aligned.m8n8.x4", "ldmatrix.sync.aligned.m8n8.x4.trans", "ldmatrix.sync.aligned.m16n16.x1.trans", ".b8",
+    ".shared.b8", ".shared::cta.b8", ".b8x16.b6x16_p32", ".shared.b8x16.b6x16_p32",
+    ".shared::cta.b8x16.b6x16_p32", ".b8x16.b4x16_p64", ".shared.b8x16.b4x16_p64", ".shared::cta.b8x16.b4x16_p64",
+    "ldmatrix.sync.aligned.m16n16.x2.trans", "ldmatrix.sync.aligned.m8n16.x1", "ldmatrix.sync.aligned.m8n16.x2", "ldmatrix.sync.aligned.m8n16.x4",
+};
+inline constexpr unsigned char ldmatrix_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 11, 10, 12, 10, 13, 10, 14, 10, 15, 10, 16,
+    10, 17, 10, 18, 10, 19, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
+    20, 16, 20, 17, 20, 18, 20, 19, 21, 14, 21, 15, 21, 16, 21, 17,
+    21, 18, 21, 19, 22, 14, 22, 15, 22, 16, 22, 17, 22, 18, 22, 19,
+    23, 14, 23, 15, 23, 16, 23, 17, 23, 18, 23, 19,
 };
 inline constexpr unsigned short ldmatrix_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5, 5, 2, 3, 3, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5,
@@ -68,22 +70,26 @@ inline constexpr unsigned short ldmatrix_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    ldmatrix_asm0<ldmatrix_forms0_statement[PtxgenF], detail::opcode_text<ldmatrix_forms0_opcode, PtxgenF>>(d, p);
+    ldmatrix_asm0<ldmatrix_forms0_statement[PtxgenF], detail::opcode_text<ldmatrix_forms0_opcode_pieces, ldmatrix_forms0_opcode, PtxgenF>>(d, p);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// stmatrix_forms0: the opcode of each form, in the order of stmatrix_forms0_table, and
-// the asm statement of ldmatrix_asm1 it takes.
-inline constexpr const char* stmatrix_forms0_opcode[] = {
-    "stmatrix.sync.aligned.m8n8.x1.b16", "stmatrix.sync.aligned.m8n8.x1.shared.b16", "stmatrix.sync.aligned.m8n8.x1.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x1.trans.b16",
-    "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "stmatrix.sync.aligned.m8n8.x1.trans.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x2.b16", "stmatrix.sync.aligned.m8n8.x2.shared.b16",
-    "stmatrix.sync.aligned.m8n8.x2.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x2.trans.b16", "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16",
-    "stmatrix.sync.aligned.m8n8.x4.b16", "stmatrix.sync.aligned.m8n8.x4.shared.b16", "stmatrix.sync.aligned.m8n8.x4.shared::cta.b16", "stmatrix.sync.aligned.m8n8.x4.trans.b16",
-    "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "stmatrix.sync.aligned.m8n8.x4.trans.shared::cta.b16", "stmatrix.sync.aligned.m16n8.x1.trans.b8", "stmatrix.sync.aligned.m16n8.x1.trans.shared.b8",
-    "stmatrix.sync.aligned.m16n8.x1.trans.shared::cta.b8", "stmatrix.sync.aligned.m16n8.x2.trans.b8", "stmatrix.sync.aligned.m16n8.x2.trans.shared.b8", "stmatrix.sync.aligned.m16n8.x2.trans.shared::cta.b8",
-    "stmatrix.sync.aligned.m16n8.x4.trans.b8", "stmatrix.sync.aligned.m16n8.x4.trans.shared.b8", "stmatrix.sync.aligned.m16n8.x4.trans.shared::cta.b8",
+// stmatrix_forms0: the opcode of each form, in the order of stmatrix_forms0_table, as
+// two pieces (their numbers in stmatrix_forms0_opcode_pieces), and the asm statement of
+// ldmatrix_asm1 it takes.
+inline constexpr const char* stmatrix_forms0_opcode_pieces[] = {
+    "", "stmatrix.sync.aligned.m8n8.x1", ".b16", ".shared.b16",
+    ".shared::cta.b16", ".trans.b16", ".trans.shared.b16", ".trans.shared::cta.b16",
+    "stmatrix.sync.aligned.m8n8.x2", "stmatrix.sync.aligned.m8n8.x4", "stmatrix.sync.aligned.m16n8.x1", ".trans.b8",
+    ".trans.shared.b8", ".trans.shared::cta.b8", "stmatrix.sync.aligned.m16n8.x2", "stmatrix.sync.aligned.m16n8.x4",
+};
+inline constexpr unsigned char stmatrix_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
+    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
+    9, 6, 9, 7, 10, 11, 10, 12, 10, 13, 14, 11, 14, 12, 14, 13,
+    15, 11, 15, 12, 15, 13,
 };
 inline constexpr unsigned short stmatrix_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5, 5, 0, 1, 1, 2, 3, 3, 4, 5, 5,
@@ -92,7 +98,7 @@ inline constexpr unsigned short stmatrix_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    ldmatrix_asm1<stmatrix_forms0_statement[PtxgenF], detail::opcode_text<stmatrix_forms0_opcode, PtxgenF>>(p, r);
+    ldmatrix_asm1<stmatrix_forms0_statement[PtxgenF], detail::opcode_text<stmatrix_forms0_opcode_pieces, stmatrix_forms0_opcode, PtxgenF>>(p, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

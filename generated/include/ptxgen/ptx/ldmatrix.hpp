@@ -82,46 +82,95 @@ enum class stmatrix_type : int {
     b8,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int ldmatrix_combination([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
+    if (((shape == ldmatrix_shape::m8n8) && (type == ldmatrix_type::b16))) return 0;
+    if (((shape == ldmatrix_shape::m16n16) && (num != ldmatrix_num::x4) && trans && (type != ldmatrix_type::b16))) return 1;
+    if (((shape == ldmatrix_shape::m8n16) && !trans && (type == ldmatrix_type::b8x16_b6x16_p32 || type == ldmatrix_type::b8x16_b4x16_p64))) return 2;
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
+    switch (ldmatrix_combination(shape, num, trans, ss, type)) {
+    case 0:
+        if ((num == ldmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    case 1:
+        if ((num == ldmatrix_num::x1)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 4;
+        }
+        break;
+    case 2:
+        if ((num == ldmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == ldmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == ldmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int stmatrix_combination([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
+    if (((shape == stmatrix_shape::m8n8) && (type == stmatrix_type::b16))) return 0;
+    if (((shape == stmatrix_shape::m16n8) && trans && (type == stmatrix_type::b8))) return 1;
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
+    switch (stmatrix_combination(shape, num, trans, ss, type)) {
+    case 0:
+        if ((num == stmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == stmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == stmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    case 1:
+        if ((num == stmatrix_num::x1)) {
+            return 1;
+        }
+        if ((num == stmatrix_num::x2)) {
+            return 2;
+        }
+        if ((num == stmatrix_num::x4)) {
+            return 4;
+        }
+        break;
+    }
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
-
-PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    if (((shape == ldmatrix_shape::m8n8) && (type == ldmatrix_type::b16))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    if (((shape == ldmatrix_shape::m16n16) && (num != ldmatrix_num::x4) && trans && (type != ldmatrix_type::b16))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 4;
-        }
-    }
-    if (((shape == ldmatrix_shape::m8n16) && !trans && (type == ldmatrix_type::b8x16_b6x16_p32 || type == ldmatrix_type::b8x16_b4x16_p64))) {
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    return 0;
-}
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
     if ((ss == ldmatrix_ss::none)) {
@@ -137,32 +186,6 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_type_p([[maybe_unused]] stmatrix_shape shape, 
     }
     return 0;
     return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    if (((shape == stmatrix_shape::m8n8) && (type == stmatrix_type::b16))) {
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    if (((shape == stmatrix_shape::m16n8) && trans && (type == stmatrix_type::b8))) {
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-    }
-    return 0;
 }
 
 // What only the checks use: in the device passes whose target may have a form.
@@ -196,21 +219,38 @@ struct stmatrix_r_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of ldmatrix: form number * 256 + support class, by number.
-inline constexpr long long ldmatrix_forms0_table[] = {
-    0, 256, 513, 768, 1024, 1281, 6144, 6400,
-    6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
-    13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
-    23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
-    28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
-    41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
-    52226, 52482, 52738, 53762, 54018, 54274,
+// The 54 forms of ldmatrix: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct ldmatrix_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 768, 1024, 1281, 6144, 6400,
+        6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
+        13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
+        23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
+        28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
+        41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
+        52226, 52482, 52738, 53762, 54018, 54274,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+        {0x1fffffffull, 750, 78},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -239,9 +279,7 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::ldmatrix_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::ldmatrix_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::ldmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
@@ -254,20 +292,13 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::ldmatrix_forms0<ptxgen_index>(d, p));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
+    if constexpr (ptxgen_f::ok) {
+        detail::ldmatrix_forms0<ptxgen_f::index>(d, p);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -275,12 +306,24 @@ PTXGEN_PTX_DEVICE void ldmatrix(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 27 forms of stmatrix: form number * 256 + support class, by number.
-inline constexpr long long stmatrix_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 3072, 3328,
-    3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
-    7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
-    17665, 17921, 18177,
+// The 27 forms of stmatrix: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct stmatrix_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 3072, 3328,
+        3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
+        7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
+        17665, 17921, 18177,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -309,9 +352,7 @@ PTXGEN_PTX_DEVICE void stmatrix(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::stmatrix_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::stmatrix_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::stmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
                   "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
@@ -320,20 +361,22 @@ PTXGEN_PTX_DEVICE void stmatrix(
     static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::stmatrix_forms0<ptxgen_index>(p, r));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::stmatrix_forms0<ptxgen_index>(p, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::stmatrix_forms0<ptxgen_f::index>(p, r);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of ldmatrix for these qualifiers, as array types: declare

@@ -229,12 +229,16 @@ PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& p, PtxgenA1 addr) {
 #endif
 }
 
-// mbarrier_init_forms0: the opcode of each form, in the order of mbarrier_init_forms0_table, and
-// the asm statement of mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_init_forms0_opcode[] = {
-    "mbarrier.init.b64", "mbarrier.init.shared.b64", "mbarrier.init.shared::cta.b64", "mbarrier.init.layout::v0.b64",
-    "mbarrier.init.layout::v0.shared.b64", "mbarrier.init.layout::v0.shared::cta.b64", "mbarrier.init.layout::v1.b64", "mbarrier.init.layout::v1.shared.b64",
-    "mbarrier.init.layout::v1.shared::cta.b64",
+// mbarrier_init_forms0: the opcode of each form, in the order of mbarrier_init_forms0_table, as
+// two pieces (their numbers in mbarrier_init_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm0 it takes.
+inline constexpr const char* mbarrier_init_forms0_opcode_pieces[] = {
+    "", "mbarrier.init", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.init.layout::v0", "mbarrier.init.layout::v1",
+};
+inline constexpr unsigned char mbarrier_init_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4,
 };
 inline constexpr unsigned short mbarrier_init_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -243,16 +247,21 @@ inline constexpr unsigned short mbarrier_init_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_init_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_init_forms0_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<mbarrier_init_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_init_forms0_opcode_pieces, mbarrier_init_forms0_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_inval_forms0: the opcode of each form, in the order of mbarrier_inval_forms0_table, and
-// the asm statement of mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_inval_forms0_opcode[] = {
-    "mbarrier.inval.b64", "mbarrier.inval.shared.b64", "mbarrier.inval.shared::cta.b64",
+// mbarrier_inval_forms0: the opcode of each form, in the order of mbarrier_inval_forms0_table, as
+// two pieces (their numbers in mbarrier_inval_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm1 it takes.
+inline constexpr const char* mbarrier_inval_forms0_opcode_pieces[] = {
+    "", "mbarrier.inval", ".b64", ".shared.b64",
+    ".shared::cta.b64",
+};
+inline constexpr unsigned char mbarrier_inval_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4,
 };
 inline constexpr unsigned short mbarrier_inval_forms0_statement[] = {
     0, 1, 1,
@@ -261,19 +270,23 @@ inline constexpr unsigned short mbarrier_inval_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_inval_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_inval_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_inval_forms0_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<mbarrier_inval_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_inval_forms0_opcode_pieces, mbarrier_inval_forms0_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_forms0: the opcode of each form, in the order of mbarrier_arrive_forms0_table, and
-// the asm statement of mbarrier_asm2 it takes.
-inline constexpr const char* mbarrier_arrive_forms0_opcode[] = {
-    "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.release.cta.b64",
-    "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64",
-    "mbarrier.arrive.release.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cta.b64", "mbarrier.arrive.relaxed.cta.shared.b64", "mbarrier.arrive.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_forms0: the opcode of each form, in the order of mbarrier_arrive_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm2 it takes.
+inline constexpr const char* mbarrier_arrive_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta",
+    "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -282,19 +295,23 @@ inline constexpr unsigned short mbarrier_arrive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm2<mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms0_opcode, PtxgenF>>(state, addr);
+    mbarrier_asm2<mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms0_opcode_pieces, mbarrier_arrive_forms0_opcode, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_forms1: the opcode of each form, in the order of mbarrier_arrive_forms1_table, and
-// the asm statement of mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_forms1_opcode[] = {
-    "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.release.cta.b64",
-    "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64",
-    "mbarrier.arrive.release.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cta.b64", "mbarrier.arrive.relaxed.cta.shared.b64", "mbarrier.arrive.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_forms1: the opcode of each form, in the order of mbarrier_arrive_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm3 it takes.
+inline constexpr const char* mbarrier_arrive_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta",
+    "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -303,20 +320,24 @@ inline constexpr unsigned short mbarrier_arrive_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<mbarrier_arrive_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms1_opcode_pieces, mbarrier_arrive_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_forms2: the opcode of each form, in the order of mbarrier_arrive_forms2_table, and
-// the asm statement of mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_arrive_forms2_opcode[] = {
-    "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64",
-    "mbarrier.arrive.release.cta.b64", "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cta.shared::cluster.b64",
-    "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64", "mbarrier.arrive.release.cluster.shared::cta.b64", "mbarrier.arrive.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive.relaxed.cta.b64", "mbarrier.arrive.relaxed.cta.shared.b64", "mbarrier.arrive.relaxed.cta.shared::cta.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_forms2: the opcode of each form, in the order of mbarrier_arrive_forms2_table, as
+// two pieces (their numbers in mbarrier_arrive_forms2_opcode_pieces), and the asm statement of
+// mbarrier_asm1 it takes.
+inline constexpr const char* mbarrier_arrive_forms2_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster",
+    "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_forms2_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_forms2_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -325,20 +346,24 @@ inline constexpr unsigned short mbarrier_arrive_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_arrive_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms2_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<mbarrier_arrive_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms2_opcode_pieces, mbarrier_arrive_forms2_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_forms3: the opcode of each form, in the order of mbarrier_arrive_forms3_table, and
-// the asm statement of mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_forms3_opcode[] = {
-    "mbarrier.arrive.b64", "mbarrier.arrive.shared.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.shared::cluster.b64",
-    "mbarrier.arrive.release.cta.b64", "mbarrier.arrive.release.cta.shared.b64", "mbarrier.arrive.release.cta.shared::cta.b64", "mbarrier.arrive.release.cta.shared::cluster.b64",
-    "mbarrier.arrive.release.cluster.b64", "mbarrier.arrive.release.cluster.shared.b64", "mbarrier.arrive.release.cluster.shared::cta.b64", "mbarrier.arrive.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive.relaxed.cta.b64", "mbarrier.arrive.relaxed.cta.shared.b64", "mbarrier.arrive.relaxed.cta.shared::cta.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive.relaxed.cluster.b64", "mbarrier.arrive.relaxed.cluster.shared.b64", "mbarrier.arrive.relaxed.cluster.shared::cta.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_forms3: the opcode of each form, in the order of mbarrier_arrive_forms3_table, as
+// two pieces (their numbers in mbarrier_arrive_forms3_opcode_pieces), and the asm statement of
+// mbarrier_asm0 it takes.
+inline constexpr const char* mbarrier_arrive_forms3_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster",
+    "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_forms3_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_forms3_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -347,19 +372,23 @@ inline constexpr unsigned short mbarrier_arrive_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms3_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<mbarrier_arrive_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms3_opcode_pieces, mbarrier_arrive_forms3_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms0_table, and
-// the asm statement of mbarrier_asm4 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_forms0_opcode[] = {
-    "mbarrier.arrive.expect_tx.b64", "mbarrier.arrive.expect_tx.shared.b64", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta.b64",
-    "mbarrier.arrive.expect_tx.release.cta.shared.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cluster.b64", "mbarrier.arrive.expect_tx.release.cluster.shared.b64",
-    "mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64", "mbarrier.arrive.expect_tx.relaxed.cta.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive.expect_tx.relaxed.cluster.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_expect_tx_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm4 it takes.
+inline constexpr const char* mbarrier_arrive_expect_tx_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive.expect_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster", "mbarrier.arrive.expect_tx.relaxed.cta",
+    "mbarrier.arrive.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_expect_tx_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_expect_tx_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -368,20 +397,24 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm4<mbarrier_arrive_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
+    mbarrier_asm4<mbarrier_arrive_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode_pieces, mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms1_table, and
-// the asm statement of mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_forms1_opcode[] = {
-    "mbarrier.arrive.expect_tx.b64", "mbarrier.arrive.expect_tx.shared.b64", "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cluster.b64",
-    "mbarrier.arrive.expect_tx.release.cta.b64", "mbarrier.arrive.expect_tx.release.cta.shared.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cluster.b64",
-    "mbarrier.arrive.expect_tx.release.cluster.b64", "mbarrier.arrive.expect_tx.release.cluster.shared.b64", "mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64", "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive.expect_tx.relaxed.cta.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive.expect_tx.relaxed.cluster.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared::cta.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_expect_tx_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm5 it takes.
+inline constexpr const char* mbarrier_arrive_expect_tx_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive.expect_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster",
+    "mbarrier.arrive.expect_tx.relaxed.cta", "mbarrier.arrive.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_expect_tx_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_expect_tx_forms1_statement[] = {
     0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
@@ -390,17 +423,21 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_arrive_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<mbarrier_arrive_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode_pieces, mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms0_table, and
-// the asm statement of mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_no_complete_forms0_opcode[] = {
-    "mbarrier.arrive.noComplete.b64", "mbarrier.arrive.noComplete.shared.b64", "mbarrier.arrive.noComplete.shared::cta.b64", "mbarrier.arrive.noComplete.release.cta.b64",
-    "mbarrier.arrive.noComplete.release.cta.shared.b64", "mbarrier.arrive.noComplete.release.cta.shared::cta.b64",
+// mbarrier_arrive_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_no_complete_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm3 it takes.
+inline constexpr const char* mbarrier_arrive_no_complete_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive.noComplete", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive.noComplete.release.cta",
+};
+inline constexpr unsigned char mbarrier_arrive_no_complete_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_no_complete_forms0_statement[] = {
     0, 1, 1, 0, 1, 1,
@@ -409,17 +446,21 @@ inline constexpr unsigned short mbarrier_arrive_no_complete_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<mbarrier_arrive_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode_pieces, mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms1_table, and
-// the asm statement of mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_no_complete_forms1_opcode[] = {
-    "mbarrier.arrive.noComplete.b64", "mbarrier.arrive.noComplete.shared.b64", "mbarrier.arrive.noComplete.shared::cta.b64", "mbarrier.arrive.noComplete.release.cta.b64",
-    "mbarrier.arrive.noComplete.release.cta.shared.b64", "mbarrier.arrive.noComplete.release.cta.shared::cta.b64",
+// mbarrier_arrive_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_no_complete_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm0 it takes.
+inline constexpr const char* mbarrier_arrive_no_complete_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive.noComplete", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive.noComplete.release.cta",
+};
+inline constexpr unsigned char mbarrier_arrive_no_complete_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_no_complete_forms1_statement[] = {
     2, 3, 3, 2, 3, 3,
@@ -428,17 +469,21 @@ inline constexpr unsigned short mbarrier_arrive_no_complete_forms1_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<mbarrier_arrive_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode_pieces, mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms0_table, and
-// the asm statement of mbarrier_asm6 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms0_opcode[] = {
-    "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm6 it takes.
+inline constexpr const char* mbarrier_arrive_multicast_cluster_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", "mbarrier.arrive.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms0_statement[] = {
     0, 0, 0, 0, 0,
@@ -447,17 +492,21 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms0_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm6<mbarrier_arrive_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
+    mbarrier_asm6<mbarrier_arrive_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms1_table, and
-// the asm statement of mbarrier_asm7 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms1_opcode[] = {
-    "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm7 it takes.
+inline constexpr const char* mbarrier_arrive_multicast_cluster_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", "mbarrier.arrive.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms1_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms1_statement[] = {
     0, 0, 0, 0, 0,
@@ -466,18 +515,22 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms1_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm7<mbarrier_arrive_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
+    mbarrier_asm7<mbarrier_arrive_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms2_table, and
-// the asm statement of mbarrier_asm8 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms2_opcode[] = {
-    "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms2_table, as
+// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms2_opcode_pieces), and the asm statement of
+// mbarrier_asm8 it takes.
+inline constexpr const char* mbarrier_arrive_multicast_cluster_forms2_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms2_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms2_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -486,18 +539,22 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms2_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm8<mbarrier_arrive_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
+    mbarrier_asm8<mbarrier_arrive_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms3_table, and
-// the asm statement of mbarrier_asm9 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms3_opcode[] = {
-    "mbarrier.arrive.multicast::cluster::32b.b64", "mbarrier.arrive.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms3_table, as
+// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms3_opcode_pieces), and the asm statement of
+// mbarrier_asm9 it takes.
+inline constexpr const char* mbarrier_arrive_multicast_cluster_forms3_opcode_pieces[] = {
+    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms3_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms3_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -506,17 +563,21 @@ inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms3_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm9<mbarrier_arrive_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
+    mbarrier_asm9<mbarrier_arrive_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms0_table, and
-// the asm statement of mbarrier_asm10 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms0_opcode[] = {
-    "mbarrier.arrive.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm10 it takes.
+inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive.expect_tx", ".multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_expect_tx_multicast_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms0_statement[] = {
     0, 0, 0, 0, 0,
@@ -525,18 +586,22 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms0_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm10<mbarrier_arrive_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
+    mbarrier_asm10<mbarrier_arrive_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms1_table, and
-// the asm statement of mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms1_opcode[] = {
-    "mbarrier.arrive.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.expect_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm11 it takes.
+inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster", "mbarrier.arrive.expect_tx.relaxed.cta", "mbarrier.arrive.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_expect_tx_multicast_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms1_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -545,19 +610,23 @@ inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms1_state
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_arrive_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<mbarrier_arrive_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_forms0_table, and
-// the asm statement of mbarrier_asm2 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms0_opcode[] = {
-    "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.release.cta.b64",
-    "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64",
-    "mbarrier.arrive_drop.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_drop_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm2 it takes.
+inline constexpr const char* mbarrier_arrive_drop_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta",
+    "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -566,19 +635,23 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm2<mbarrier_arrive_drop_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms0_opcode, PtxgenF>>(state, addr);
+    mbarrier_asm2<mbarrier_arrive_drop_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms0_opcode_pieces, mbarrier_arrive_drop_forms0_opcode, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_forms1_table, and
-// the asm statement of mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms1_opcode[] = {
-    "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.release.cta.b64",
-    "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64",
-    "mbarrier.arrive_drop.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_drop_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm3 it takes.
+inline constexpr const char* mbarrier_arrive_drop_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta",
+    "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -587,20 +660,24 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_drop_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<mbarrier_arrive_drop_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms1_opcode_pieces, mbarrier_arrive_drop_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_forms2_table, and
-// the asm statement of mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms2_opcode[] = {
-    "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.shared::cluster.b64",
-    "mbarrier.arrive_drop.release.cta.b64", "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64", "mbarrier.arrive_drop.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive_drop.relaxed.cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_drop_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_forms2_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_forms2_opcode_pieces), and the asm statement of
+// mbarrier_asm1 it takes.
+inline constexpr const char* mbarrier_arrive_drop_forms2_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster",
+    "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_forms2_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms2_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -609,20 +686,24 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_arrive_drop_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms2_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<mbarrier_arrive_drop_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms2_opcode_pieces, mbarrier_arrive_drop_forms2_opcode, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_forms3_table, and
-// the asm statement of mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms3_opcode[] = {
-    "mbarrier.arrive_drop.b64", "mbarrier.arrive_drop.shared.b64", "mbarrier.arrive_drop.shared::cta.b64", "mbarrier.arrive_drop.shared::cluster.b64",
-    "mbarrier.arrive_drop.release.cta.b64", "mbarrier.arrive_drop.release.cta.shared.b64", "mbarrier.arrive_drop.release.cta.shared::cta.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.release.cluster.b64", "mbarrier.arrive_drop.release.cluster.shared.b64", "mbarrier.arrive_drop.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive_drop.relaxed.cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.b64", "mbarrier.arrive_drop.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cta.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_drop_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_forms3_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_forms3_opcode_pieces), and the asm statement of
+// mbarrier_asm0 it takes.
+inline constexpr const char* mbarrier_arrive_drop_forms3_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster",
+    "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_forms3_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_forms3_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -631,19 +712,23 @@ inline constexpr unsigned short mbarrier_arrive_drop_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_drop_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms3_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<mbarrier_arrive_drop_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms3_opcode_pieces, mbarrier_arrive_drop_forms3_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms0_table, and
-// the asm statement of mbarrier_asm4 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms0_opcode[] = {
-    "mbarrier.arrive_drop.expect_tx.b64", "mbarrier.arrive_drop.expect_tx.shared.b64", "mbarrier.arrive_drop.expect_tx.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64",
+// mbarrier_arrive_drop_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm4 it takes.
+inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.expect_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster", "mbarrier.arrive_drop.expect_tx.relaxed.cta",
+    "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -652,20 +737,24 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms0_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm4<mbarrier_arrive_drop_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
+    mbarrier_asm4<mbarrier_arrive_drop_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms1_table, and
-// the asm statement of mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms1_opcode[] = {
-    "mbarrier.arrive_drop.expect_tx.b64", "mbarrier.arrive_drop.expect_tx.shared.b64", "mbarrier.arrive_drop.expect_tx.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.shared::cluster.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cluster.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.b64",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cta.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.b64",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cluster.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cta.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.b64",
+// mbarrier_arrive_drop_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm5 it takes.
+inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.expect_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster",
+    "mbarrier.arrive_drop.expect_tx.relaxed.cta", "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
+    9, 2, 9, 3, 9, 4, 9, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms1_statement[] = {
     0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
@@ -674,17 +763,21 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms1_statement[
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_arrive_drop_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<mbarrier_arrive_drop_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms0_table, and
-// the asm statement of mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_drop_no_complete_forms0_opcode[] = {
-    "mbarrier.arrive_drop.noComplete.b64", "mbarrier.arrive_drop.noComplete.shared.b64", "mbarrier.arrive_drop.noComplete.shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta.b64",
-    "mbarrier.arrive_drop.noComplete.release.cta.shared.b64", "mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64",
+// mbarrier_arrive_drop_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_no_complete_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm3 it takes.
+inline constexpr const char* mbarrier_arrive_drop_no_complete_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.noComplete", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_no_complete_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms0_statement[] = {
     0, 1, 1, 0, 1, 1,
@@ -693,17 +786,21 @@ inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_drop_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<mbarrier_arrive_drop_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode_pieces, mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms1_table, and
-// the asm statement of mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_drop_no_complete_forms1_opcode[] = {
-    "mbarrier.arrive_drop.noComplete.b64", "mbarrier.arrive_drop.noComplete.shared.b64", "mbarrier.arrive_drop.noComplete.shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta.b64",
-    "mbarrier.arrive_drop.noComplete.release.cta.shared.b64", "mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64",
+// mbarrier_arrive_drop_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_no_complete_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm0 it takes.
+inline constexpr const char* mbarrier_arrive_drop_no_complete_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.noComplete", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_no_complete_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms1_statement[] = {
     2, 3, 3, 2, 3, 3,
@@ -712,17 +809,21 @@ inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_drop_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<mbarrier_arrive_drop_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode_pieces, mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms0_table, and
-// the asm statement of mbarrier_asm6 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms0_opcode[] = {
-    "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm6 it takes.
+inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms0_statement[] = {
     0, 0, 0, 0, 0,
@@ -731,17 +832,21 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm6<mbarrier_arrive_drop_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
+    mbarrier_asm6<mbarrier_arrive_drop_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms1_table, and
-// the asm statement of mbarrier_asm7 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms1_opcode[] = {
-    "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm7 it takes.
+inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms1_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms1_statement[] = {
     0, 0, 0, 0, 0,
@@ -750,18 +855,22 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms1_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm7<mbarrier_arrive_drop_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
+    mbarrier_asm7<mbarrier_arrive_drop_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms2_table, and
-// the asm statement of mbarrier_asm8 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms2_opcode[] = {
-    "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms2_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces), and the asm statement of
+// mbarrier_asm8 it takes.
+inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms2_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms2_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -770,18 +879,22 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms2_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm8<mbarrier_arrive_drop_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
+    mbarrier_asm8<mbarrier_arrive_drop_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms3_table, and
-// the asm statement of mbarrier_asm9 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms3_opcode[] = {
-    "mbarrier.arrive_drop.multicast::cluster::32b.b64", "mbarrier.arrive_drop.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms3_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces), and the asm statement of
+// mbarrier_asm9 it takes.
+inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms3_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms3_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -790,17 +903,21 @@ inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms3_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm9<mbarrier_arrive_drop_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
+    mbarrier_asm9<mbarrier_arrive_drop_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms0_table, and
-// the asm statement of mbarrier_asm10 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode[] = {
-    "mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms0_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm10 it takes.
+inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.expect_tx", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release",
+    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[] = {
     0, 0, 0, 0, 0,
@@ -809,18 +926,22 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms0_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm10<mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
+    mbarrier_asm10<mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_arrive_drop_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms1_table, and
-// the asm statement of mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode[] = {
-    "mbarrier.arrive_drop.expect_tx.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release.cluster.shared::cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_arrive_drop_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms1_table, as
+// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm11 it takes.
+inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces[] = {
+    "", "mbarrier.arrive_drop.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster", "mbarrier.arrive_drop.expect_tx.relaxed.cta", "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
+    7, 2, 7, 3,
 };
 inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[] = {
     0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
@@ -829,18 +950,22 @@ inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms1_
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_expect_tx_forms0: the opcode of each form, in the order of mbarrier_expect_tx_forms0_table, and
-// the asm statement of mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_expect_tx_forms0_opcode[] = {
-    "mbarrier.expect_tx.b64", "mbarrier.expect_tx.shared.b64", "mbarrier.expect_tx.shared::cta.b64", "mbarrier.expect_tx.shared::cluster.b64",
-    "mbarrier.expect_tx.relaxed.cta.b64", "mbarrier.expect_tx.relaxed.cta.shared.b64", "mbarrier.expect_tx.relaxed.cta.shared::cta.b64", "mbarrier.expect_tx.relaxed.cta.shared::cluster.b64",
-    "mbarrier.expect_tx.relaxed.cluster.b64", "mbarrier.expect_tx.relaxed.cluster.shared.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cta.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64",
+// mbarrier_expect_tx_forms0: the opcode of each form, in the order of mbarrier_expect_tx_forms0_table, as
+// two pieces (their numbers in mbarrier_expect_tx_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm5 it takes.
+inline constexpr const char* mbarrier_expect_tx_forms0_opcode_pieces[] = {
+    "", "mbarrier.expect_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.expect_tx.relaxed.cta", "mbarrier.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_expect_tx_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5,
 };
 inline constexpr unsigned short mbarrier_expect_tx_forms0_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -849,17 +974,21 @@ inline constexpr unsigned short mbarrier_expect_tx_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<mbarrier_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_forms0_opcode_pieces, mbarrier_expect_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_expect_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_expect_tx_multicast_cluster_forms0_table, and
-// the asm statement of mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_expect_tx_multicast_cluster_forms0_opcode[] = {
-    "mbarrier.expect_tx.multicast::cluster::32b.b64", "mbarrier.expect_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.expect_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.expect_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_expect_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_expect_tx_multicast_cluster_forms0_table, as
+// two pieces (their numbers in mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm11 it takes.
+inline constexpr const char* mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces[] = {
+    "", "mbarrier.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.expect_tx.relaxed.cta", "mbarrier.expect_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_expect_tx_multicast_cluster_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
 };
 inline constexpr unsigned short mbarrier_expect_tx_multicast_cluster_forms0_statement[] = {
     2, 3, 2, 3, 2, 3,
@@ -868,18 +997,22 @@ inline constexpr unsigned short mbarrier_expect_tx_multicast_cluster_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_expect_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<mbarrier_expect_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_complete_tx_forms0: the opcode of each form, in the order of mbarrier_complete_tx_forms0_table, and
-// the asm statement of mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_complete_tx_forms0_opcode[] = {
-    "mbarrier.complete_tx.b64", "mbarrier.complete_tx.shared.b64", "mbarrier.complete_tx.shared::cta.b64", "mbarrier.complete_tx.shared::cluster.b64",
-    "mbarrier.complete_tx.relaxed.cta.b64", "mbarrier.complete_tx.relaxed.cta.shared.b64", "mbarrier.complete_tx.relaxed.cta.shared::cta.b64", "mbarrier.complete_tx.relaxed.cta.shared::cluster.b64",
-    "mbarrier.complete_tx.relaxed.cluster.b64", "mbarrier.complete_tx.relaxed.cluster.shared.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cta.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64",
+// mbarrier_complete_tx_forms0: the opcode of each form, in the order of mbarrier_complete_tx_forms0_table, as
+// two pieces (their numbers in mbarrier_complete_tx_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm5 it takes.
+inline constexpr const char* mbarrier_complete_tx_forms0_opcode_pieces[] = {
+    "", "mbarrier.complete_tx", ".b64", ".shared.b64",
+    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.complete_tx.relaxed.cta", "mbarrier.complete_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_complete_tx_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
+    7, 2, 7, 3, 7, 4, 7, 5,
 };
 inline constexpr unsigned short mbarrier_complete_tx_forms0_statement[] = {
     2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
@@ -888,17 +1021,21 @@ inline constexpr unsigned short mbarrier_complete_tx_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_complete_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<mbarrier_complete_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_forms0_opcode_pieces, mbarrier_complete_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_complete_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_complete_tx_multicast_cluster_forms0_table, and
-// the asm statement of mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_complete_tx_multicast_cluster_forms0_opcode[] = {
-    "mbarrier.complete_tx.multicast::cluster::32b.b64", "mbarrier.complete_tx.shared::cluster.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cta.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cta.shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.complete_tx.relaxed.cluster.multicast::cluster::32b.b64", "mbarrier.complete_tx.relaxed.cluster.shared::cluster.multicast::cluster::32b.b64",
+// mbarrier_complete_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_complete_tx_multicast_cluster_forms0_table, as
+// two pieces (their numbers in mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm11 it takes.
+inline constexpr const char* mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces[] = {
+    "", "mbarrier.complete_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
+    "mbarrier.complete_tx.relaxed.cta", "mbarrier.complete_tx.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_complete_tx_multicast_cluster_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
 };
 inline constexpr unsigned short mbarrier_complete_tx_multicast_cluster_forms0_statement[] = {
     2, 3, 2, 3, 2, 3,
@@ -907,19 +1044,23 @@ inline constexpr unsigned short mbarrier_complete_tx_multicast_cluster_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_complete_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<mbarrier_complete_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_test_wait_forms0: the opcode of each form, in the order of mbarrier_test_wait_forms0_table, and
-// the asm statement of mbarrier_asm12 it takes.
-inline constexpr const char* mbarrier_test_wait_forms0_opcode[] = {
-    "mbarrier.test_wait.b64", "mbarrier.test_wait.shared.b64", "mbarrier.test_wait.shared::cta.b64", "mbarrier.test_wait.acquire.cta.b64",
-    "mbarrier.test_wait.acquire.cta.shared.b64", "mbarrier.test_wait.acquire.cta.shared::cta.b64", "mbarrier.test_wait.acquire.cluster.b64", "mbarrier.test_wait.acquire.cluster.shared.b64",
-    "mbarrier.test_wait.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.relaxed.cta.b64", "mbarrier.test_wait.relaxed.cta.shared.b64", "mbarrier.test_wait.relaxed.cta.shared::cta.b64",
-    "mbarrier.test_wait.relaxed.cluster.b64", "mbarrier.test_wait.relaxed.cluster.shared.b64", "mbarrier.test_wait.relaxed.cluster.shared::cta.b64",
+// mbarrier_test_wait_forms0: the opcode of each form, in the order of mbarrier_test_wait_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm12 it takes.
+inline constexpr const char* mbarrier_test_wait_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.acquire.cta", "mbarrier.test_wait.acquire.cluster", "mbarrier.test_wait.relaxed.cta",
+    "mbarrier.test_wait.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_test_wait_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_test_wait_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -928,19 +1069,23 @@ inline constexpr unsigned short mbarrier_test_wait_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm12<mbarrier_test_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
+    mbarrier_asm12<mbarrier_test_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_forms0_opcode_pieces, mbarrier_test_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_test_wait_parity_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_forms0_table, and
-// the asm statement of mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_forms0_opcode[] = {
-    "mbarrier.test_wait.parity.b64", "mbarrier.test_wait.parity.shared.b64", "mbarrier.test_wait.parity.shared::cta.b64", "mbarrier.test_wait.parity.acquire.cta.b64",
-    "mbarrier.test_wait.parity.acquire.cta.shared.b64", "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.acquire.cluster.b64", "mbarrier.test_wait.parity.acquire.cluster.shared.b64",
-    "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.relaxed.cta.b64", "mbarrier.test_wait.parity.relaxed.cta.shared.b64", "mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64",
-    "mbarrier.test_wait.parity.relaxed.cluster.b64", "mbarrier.test_wait.parity.relaxed.cluster.shared.b64", "mbarrier.test_wait.parity.relaxed.cluster.shared::cta.b64",
+// mbarrier_test_wait_parity_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_parity_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm13 it takes.
+inline constexpr const char* mbarrier_test_wait_parity_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.parity", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.parity.acquire.cta", "mbarrier.test_wait.parity.acquire.cluster", "mbarrier.test_wait.parity.relaxed.cta",
+    "mbarrier.test_wait.parity.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_test_wait_parity_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_test_wait_parity_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -949,19 +1094,24 @@ inline constexpr unsigned short mbarrier_test_wait_parity_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_test_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<mbarrier_test_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode_pieces, mbarrier_test_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, and
-// the asm statement of mbarrier_asm14 it takes.
-inline constexpr const char* mbarrier_test_wait_primary_forms0_opcode[] = {
-    "mbarrier.test_wait.phase_type::primary.b64", "mbarrier.test_wait.phase_type::primary.shared.b64", "mbarrier.test_wait.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.b64",
-    "mbarrier.test_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.test_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.test_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.test_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_primary_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm14 it takes.
+inline constexpr const char* mbarrier_test_wait_primary_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.test_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_test_wait_primary_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_test_wait_primary_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -970,19 +1120,24 @@ inline constexpr unsigned short mbarrier_test_wait_primary_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm14<mbarrier_test_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
+    mbarrier_asm14<mbarrier_test_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode_pieces, mbarrier_test_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, and
-// the asm statement of mbarrier_asm15 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_primary_forms0_opcode[] = {
-    "mbarrier.test_wait.parity.phase_type::primary.b64", "mbarrier.test_wait.parity.phase_type::primary.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.b64",
-    "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.test_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.test_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_parity_primary_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm15 it takes.
+inline constexpr const char* mbarrier_test_wait_parity_primary_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.test_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_test_wait_parity_primary_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_test_wait_parity_primary_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -991,19 +1146,24 @@ inline constexpr unsigned short mbarrier_test_wait_parity_primary_forms0_stateme
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm15<mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
+    mbarrier_asm15<mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, and
-// the asm statement of mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_conditional_forms0_opcode[] = {
-    "mbarrier.test_wait.parity.phase_type::conditional.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.b64",
-    "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
-    "mbarrier.test_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
-    "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.test_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+// mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_parity_conditional_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm13 it takes.
+inline constexpr const char* mbarrier_test_wait_parity_conditional_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.test_wait.parity.phase_type::conditional.relaxed",
+};
+inline constexpr unsigned char mbarrier_test_wait_parity_conditional_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_test_wait_parity_conditional_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1012,19 +1172,23 @@ inline constexpr unsigned short mbarrier_test_wait_parity_conditional_forms0_sta
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode_pieces, mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, and
-// the asm statement of mbarrier_asm12 it takes.
-inline constexpr const char* mbarrier_try_wait_forms0_opcode[] = {
-    "mbarrier.try_wait.b64", "mbarrier.try_wait.shared.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.acquire.cta.b64",
-    "mbarrier.try_wait.acquire.cta.shared.b64", "mbarrier.try_wait.acquire.cta.shared::cta.b64", "mbarrier.try_wait.acquire.cluster.b64", "mbarrier.try_wait.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.relaxed.cta.b64", "mbarrier.try_wait.relaxed.cta.shared.b64", "mbarrier.try_wait.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.relaxed.cluster.b64", "mbarrier.try_wait.relaxed.cluster.shared.b64", "mbarrier.try_wait.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm12 it takes.
+inline constexpr const char* mbarrier_try_wait_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.acquire.cta", "mbarrier.try_wait.acquire.cluster", "mbarrier.try_wait.relaxed.cta",
+    "mbarrier.try_wait.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_try_wait_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_try_wait_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1033,19 +1197,23 @@ inline constexpr unsigned short mbarrier_try_wait_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm12<mbarrier_try_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
+    mbarrier_asm12<mbarrier_try_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms0_opcode_pieces, mbarrier_try_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, and
-// the asm statement of mbarrier_asm16 it takes.
-inline constexpr const char* mbarrier_try_wait_forms1_opcode[] = {
-    "mbarrier.try_wait.b64", "mbarrier.try_wait.shared.b64", "mbarrier.try_wait.shared::cta.b64", "mbarrier.try_wait.acquire.cta.b64",
-    "mbarrier.try_wait.acquire.cta.shared.b64", "mbarrier.try_wait.acquire.cta.shared::cta.b64", "mbarrier.try_wait.acquire.cluster.b64", "mbarrier.try_wait.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.relaxed.cta.b64", "mbarrier.try_wait.relaxed.cta.shared.b64", "mbarrier.try_wait.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.relaxed.cluster.b64", "mbarrier.try_wait.relaxed.cluster.shared.b64", "mbarrier.try_wait.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm16 it takes.
+inline constexpr const char* mbarrier_try_wait_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.acquire.cta", "mbarrier.try_wait.acquire.cluster", "mbarrier.try_wait.relaxed.cta",
+    "mbarrier.try_wait.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_try_wait_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_try_wait_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1054,19 +1222,23 @@ inline constexpr unsigned short mbarrier_try_wait_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm16<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
+    mbarrier_asm16<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode_pieces, mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_forms0_table, and
-// the asm statement of mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_forms0_opcode[] = {
-    "mbarrier.try_wait.parity.b64", "mbarrier.try_wait.parity.shared.b64", "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta.b64",
-    "mbarrier.try_wait.parity.acquire.cta.shared.b64", "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cluster.b64", "mbarrier.try_wait.parity.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.relaxed.cta.b64", "mbarrier.try_wait.parity.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.relaxed.cluster.b64", "mbarrier.try_wait.parity.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm13 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta", "mbarrier.try_wait.parity.acquire.cluster", "mbarrier.try_wait.parity.relaxed.cta",
+    "mbarrier.try_wait.parity.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1075,19 +1247,23 @@ inline constexpr unsigned short mbarrier_try_wait_parity_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_try_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<mbarrier_try_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode_pieces, mbarrier_try_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, and
-// the asm statement of mbarrier_asm17 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_forms1_opcode[] = {
-    "mbarrier.try_wait.parity.b64", "mbarrier.try_wait.parity.shared.b64", "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta.b64",
-    "mbarrier.try_wait.parity.acquire.cta.shared.b64", "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.acquire.cluster.b64", "mbarrier.try_wait.parity.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.relaxed.cta.b64", "mbarrier.try_wait.parity.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.relaxed.cluster.b64", "mbarrier.try_wait.parity.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm17 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta", "mbarrier.try_wait.parity.acquire.cluster", "mbarrier.try_wait.parity.relaxed.cta",
+    "mbarrier.try_wait.parity.relaxed.cluster",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1096,19 +1272,24 @@ inline constexpr unsigned short mbarrier_try_wait_parity_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm17<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode_pieces, mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, and
-// the asm statement of mbarrier_asm14 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_forms0_opcode[] = {
-    "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
-    "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_primary_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm14 it takes.
+inline constexpr const char* mbarrier_try_wait_primary_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_primary_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_primary_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1117,19 +1298,24 @@ inline constexpr unsigned short mbarrier_try_wait_primary_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm14<mbarrier_try_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
+    mbarrier_asm14<mbarrier_try_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode_pieces, mbarrier_try_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, and
-// the asm statement of mbarrier_asm18 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode[] = {
-    "mbarrier.try_wait.phase_type::primary.b64", "mbarrier.try_wait.phase_type::primary.shared.b64", "mbarrier.try_wait.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.b64",
-    "mbarrier.try_wait.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_primary_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm18 it takes.
+inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_primary_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1138,19 +1324,24 @@ inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm18<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    mbarrier_asm18<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode_pieces, mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, and
-// the asm statement of mbarrier_asm15 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_forms0_opcode[] = {
-    "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_primary_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm15 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_primary_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1159,19 +1350,24 @@ inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms0_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm15<mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
+    mbarrier_asm15<mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, and
-// the asm statement of mbarrier_asm19 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode[] = {
-    "mbarrier.try_wait.parity.phase_type::primary.b64", "mbarrier.try_wait.parity.phase_type::primary.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::primary.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_primary_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm19 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_primary_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1180,19 +1376,24 @@ inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm19<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm19<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, and
-// the asm statement of mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_conditional_forms0_opcode[] = {
-    "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_conditional_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm13 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_conditional_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_conditional_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms0_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1201,19 +1402,24 @@ inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms0_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode_pieces, mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, and
-// the asm statement of mbarrier_asm17 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode[] = {
-    "mbarrier.try_wait.parity.phase_type::conditional.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cta.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.acquire.cluster.shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cta.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared.b64", "mbarrier.try_wait.parity.phase_type::conditional.relaxed.cluster.shared::cta.b64",
+// mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_conditional_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm17 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::conditional.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_conditional_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
 };
 inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_statement[] = {
     0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
@@ -1222,17 +1428,21 @@ inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm17<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, and
-// the asm statement of mbarrier_asm20 it takes.
-inline constexpr const char* mbarrier_check_layout_forms0_opcode[] = {
-    "mbarrier.check_layout.layout::v0.b64", "mbarrier.check_layout.layout::v0.shared.b64", "mbarrier.check_layout.layout::v0.shared::cta.b64", "mbarrier.check_layout.layout::v1.b64",
-    "mbarrier.check_layout.layout::v1.shared.b64", "mbarrier.check_layout.layout::v1.shared::cta.b64",
+// mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, as
+// two pieces (their numbers in mbarrier_check_layout_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm20 it takes.
+inline constexpr const char* mbarrier_check_layout_forms0_opcode_pieces[] = {
+    "", "mbarrier.check_layout.layout::v0", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.check_layout.layout::v1",
+};
+inline constexpr unsigned char mbarrier_check_layout_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
 };
 inline constexpr unsigned short mbarrier_check_layout_forms0_statement[] = {
     0, 1, 1, 0, 1, 1,
@@ -1241,7 +1451,7 @@ inline constexpr unsigned short mbarrier_check_layout_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm20<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
+    mbarrier_asm20<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

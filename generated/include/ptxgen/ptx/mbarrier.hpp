@@ -357,7 +357,44 @@ enum class mbarrier_check_layout_type : int {
     b64,
 };
 
+
+/**
+ * What mbarrier_test_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_test_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_test_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
+/**
+ * What mbarrier_try_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
+ */
+struct mbarrier_try_wait_parity_primary_result {
+    bool wait_complete;
+    bool is_report_seen;
+};
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
@@ -491,16 +528,33 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarri
     return 8;
     return -1;
 }
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 9 forms of mbarrier_init: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_init_forms0_table[] = {
-    0, 256, 513, 770, 1026, 1282, 1538, 1794,
-    2050,
+// The 9 forms of mbarrier_init: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_init_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 1026, 1282, 1538, 1794,
+        2050,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -527,24 +581,15 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_init_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_init_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_init_forms0_table, detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.init: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_init_forms0<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_init_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_init_forms0<ptxgen_f::index>(addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -552,9 +597,21 @@ PTXGEN_PTX_DEVICE void mbarrier_init(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 3 forms of mbarrier_inval: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_inval_forms0_table[] = {
-    0, 256, 513,
+// The 3 forms of mbarrier_inval: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_inval_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -578,21 +635,15 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
     detail::reg_t<detail::mbarrier_inval_type_addr(PtxgenSpace, mbarrier_inval_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_inval_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_inval_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_inval_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.inval: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_inval_forms0<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_inval_forms0<ptxgen_f::index>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -600,10 +651,28 @@ PTXGEN_PTX_DEVICE void mbarrier_inval(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
-    5635, 7172, 7428, 7684, 8196, 8452, 8708,
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+        5635, 7172, 7428, 7684, 8196, 8452, 8708,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -631,9 +700,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -641,26 +708,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms0<ptxgen_index>(state, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms0<ptxgen_f::index>(state, addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -669,10 +723,24 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms1_table[] = {
-    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
-    5633, 7170, 7426, 7682, 8194, 8450, 8706,
+// The 15 forms of mbarrier_arrive_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+        5633, 7170, 7426, 7682, 8194, 8450, 8706,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -702,9 +770,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -712,20 +778,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms1<ptxgen_f::index>(state, addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -734,11 +793,29 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms2_table[] = {
-    0, 256, 513, 770, 4099, 4355, 4611, 4866,
-    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
-    8196, 8452, 8708, 8964,
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 4099, 4355, 4611, 4866,
+        5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+        8196, 8452, 8708, 8964,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -765,34 +842,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     detail::reg_t<detail::mbarrier_arrive_type_addr(mbarrier_arrive_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_multicast::none, mbarrier_arrive_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms2<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms2<ptxgen_f::index>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -800,11 +862,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_forms3_table[] = {
-    0, 256, 512, 769, 4097, 4353, 4609, 4865,
-    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
-    8194, 8450, 8706, 8962,
+// The 20 forms of mbarrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 769, 4097, 4353, 4609, 4865,
+        5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+        8194, 8450, 8706, 8962,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -833,28 +909,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_forms3<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_forms3<ptxgen_f::index>(addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -862,10 +929,22 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_expect_tx_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_forms0_table[] = {
-    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
-    5632, 7169, 7425, 7681, 8193, 8449, 8705,
+// The 15 forms of mbarrier_arrive_expect_tx_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+        5632, 7169, 7425, 7681, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -895,9 +974,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -905,17 +982,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_forms0<ptxgen_f::index>(state, addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -924,11 +997,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_forms1_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
-    8193, 8449, 8705, 8961,
+// The 20 forms of mbarrier_arrive_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_expect_tx_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+        8193, 8449, 8705, 8961,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -957,25 +1042,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_forms1<ptxgen_f::index>(addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -983,9 +1062,23 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_no_complete_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
+// The 6 forms of mbarrier_arrive_no_complete_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_no_complete_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1015,9 +1108,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1027,20 +1118,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_no_complete_forms0<ptxgen_f::index>(state, addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1049,9 +1133,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_no_complete_forms1_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
+// The 6 forms of mbarrier_arrive_no_complete: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_no_complete_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1080,9 +1178,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_no_complete_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1090,20 +1186,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_no_complete_forms1<ptxgen_f::index>(addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1111,9 +1200,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1143,9 +1242,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1155,14 +1252,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms0<ptxgen_f::index>(state, addr, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1171,9 +1267,19 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms1_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1205,9 +1311,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1217,14 +1321,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms1<ptxgen_f::index>(state, addr, arrival_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1233,10 +1336,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms2_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_multicast_cluster_forms2_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1265,9 +1378,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1275,14 +1386,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms2<ptxgen_f::index>(addr, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1290,10 +1400,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_multicast_cluster_forms3_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_multicast_cluster_forms3_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1324,9 +1444,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_multicast_cluster_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1334,14 +1452,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_multicast_cluster_forms3<ptxgen_f::index>(addr, arrival_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1349,9 +1466,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_expect_tx_multicast_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_expect_tx_multicast_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1383,9 +1510,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1395,14 +1520,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms0<ptxgen_f::index>(state, addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1411,10 +1535,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_expect_tx_multicast: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_expect_tx_multicast_forms1_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_expect_tx_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_expect_tx_multicast_forms1_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1445,9 +1579,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_expect_tx_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
                   "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1455,14 +1587,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_expect_tx_multicast_forms1<ptxgen_f::index>(addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1470,10 +1601,28 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610, 5123, 5379,
-    5635, 7172, 7428, 7684, 8196, 8452, 8708,
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610, 5123, 5379,
+        5635, 7172, 7428, 7684, 8196, 8452, 8708,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1501,9 +1650,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1511,26 +1658,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms0<ptxgen_index>(state, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms0<ptxgen_f::index>(state, addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1539,10 +1673,24 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms1_table[] = {
-    0, 256, 512, 4097, 4353, 4609, 5121, 5377,
-    5633, 7170, 7426, 7682, 8194, 8450, 8706,
+// The 15 forms of mbarrier_arrive_drop_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4097, 4353, 4609, 5121, 5377,
+        5633, 7170, 7426, 7682, 8194, 8450, 8706,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1572,9 +1720,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1582,20 +1728,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms1<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms1<ptxgen_f::index>(state, addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1604,11 +1743,29 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms2_table[] = {
-    0, 256, 513, 770, 4099, 4355, 4611, 4866,
-    5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
-    8196, 8452, 8708, 8964,
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 770, 4099, 4355, 4611, 4866,
+        5122, 5378, 5634, 5890, 7172, 7428, 7684, 7940,
+        8196, 8452, 8708, 8964,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1635,34 +1792,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     detail::reg_t<detail::mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op::none, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_arrive_drop_multicast::none, mbarrier_arrive_drop_type::b64)> addr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms2<ptxgen_index>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms2<ptxgen_f::index>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1670,11 +1812,25 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_forms3_table[] = {
-    0, 256, 512, 769, 4097, 4353, 4609, 4865,
-    5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
-    8194, 8450, 8706, 8962,
+// The 20 forms of mbarrier_arrive_drop: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 769, 4097, 4353, 4609, 4865,
+        5121, 5377, 5633, 5889, 7170, 7426, 7682, 7938,
+        8194, 8450, 8706, 8962,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1703,28 +1859,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_forms3<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_forms3<ptxgen_f::index>(addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1732,10 +1879,22 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_arrive_drop_expect_tx_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_forms0_table[] = {
-    0, 256, 512, 4096, 4352, 4608, 5120, 5376,
-    5632, 7169, 7425, 7681, 8193, 8449, 8705,
+// The 15 forms of mbarrier_arrive_drop_expect_tx_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 4096, 4352, 4608, 5120, 5376,
+        5632, 7169, 7425, 7681, 8193, 8449, 8705,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1765,9 +1924,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1775,17 +1932,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_index>(state, addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_forms0<ptxgen_f::index>(state, addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1794,11 +1947,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of mbarrier_arrive_drop_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_forms1_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
-    8193, 8449, 8705, 8961,
+// The 20 forms of mbarrier_arrive_drop_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_expect_tx_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888, 7169, 7425, 7681, 7937,
+        8193, 8449, 8705, 8961,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1827,25 +1992,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_forms1<ptxgen_f::index>(addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1853,9 +2012,23 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_no_complete_forms0_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
+// The 6 forms of mbarrier_arrive_drop_no_complete_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_no_complete_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1885,9 +2058,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1897,20 +2068,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_index>(state, addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_no_complete_forms0<ptxgen_f::index>(state, addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -1919,9 +2083,23 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_no_complete_forms1_table[] = {
-    0, 256, 513, 4098, 4354, 4610,
+// The 6 forms of mbarrier_arrive_drop_no_complete: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_no_complete_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 4098, 4354, 4610,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1950,9 +2128,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     std::uint32_t arrival_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_no_complete_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -1960,20 +2136,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_index>(addr, arrival_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_no_complete_forms1<ptxgen_f::index>(addr, arrival_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1981,9 +2150,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2013,9 +2192,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2025,14 +2202,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_index>(state, addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms0<ptxgen_f::index>(state, addr, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2041,9 +2217,19 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms1_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_drop_multicast_cluster_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_multicast_cluster_forms1_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2075,9 +2261,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2087,14 +2271,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_index>(state, addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms1<ptxgen_f::index>(state, addr, arrival_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2103,10 +2286,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms2_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_multicast_cluster_forms2_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2135,9 +2328,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2145,14 +2336,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_index>(addr, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms2<ptxgen_f::index>(addr, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2160,10 +2350,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_multicast_cluster_forms3_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_drop_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_multicast_cluster_forms3_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2194,9 +2394,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2204,14 +2402,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_index>(addr, arrival_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_multicast_cluster_forms3<ptxgen_f::index>(addr, arrival_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2219,9 +2416,19 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms0_table[] = {
-    0, 4096, 5120, 7168, 8192,
+// The 5 forms of mbarrier_arrive_drop_expect_tx_multicast_token: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_expect_tx_multicast_forms0_table {
+    static constexpr long long table[] = {
+        0, 4096, 5120, 7168, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2253,9 +2460,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 ) {
     std::uint64_t state{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2265,14 +2470,13 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_index>(state, addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms0<ptxgen_f::index>(state, addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return state;
@@ -2281,10 +2485,20 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of mbarrier_arrive_drop_expect_tx_multicast: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_arrive_drop_expect_tx_multicast_forms1_table[] = {
-    0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
-    8192, 8960,
+// The 10 forms of mbarrier_arrive_drop_expect_tx_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_arrive_drop_expect_tx_multicast_forms1_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888, 7168, 7936,
+        8192, 8960,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2315,9 +2529,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
                   "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
@@ -2325,14 +2537,13 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
                   "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_arrive_drop_expect_tx_multicast_forms1<ptxgen_f::index>(addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2340,10 +2551,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of mbarrier_expect_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_expect_tx_forms0_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888,
+// The 12 forms of mbarrier_expect_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_expect_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2371,22 +2592,19 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_expect_tx_forms0<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_expect_tx_forms0<ptxgen_f::index>(addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2394,9 +2612,19 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_expect_tx_multicast_cluster_forms0_table[] = {
-    0, 768, 4096, 4864, 5120, 5888,
+// The 6 forms of mbarrier_expect_tx_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_expect_tx_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2426,9 +2654,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_expect_tx_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
                   "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
@@ -2436,14 +2662,13 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
                   "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_expect_tx_multicast_cluster_forms0<ptxgen_f::index>(addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2451,10 +2676,20 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of mbarrier_complete_tx: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_complete_tx_forms0_table[] = {
-    0, 256, 512, 768, 4096, 4352, 4608, 4864,
-    5120, 5376, 5632, 5888,
+// The 12 forms of mbarrier_complete_tx: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_complete_tx_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 4096, 4352, 4608, 4864,
+        5120, 5376, 5632, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2482,22 +2717,19 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     std::uint32_t tx_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_complete_tx_forms0<ptxgen_index>(addr, tx_count));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_complete_tx_forms0<ptxgen_f::index>(addr, tx_count);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2505,9 +2737,19 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_complete_tx_multicast_cluster_forms0_table[] = {
-    0, 768, 4096, 4864, 5120, 5888,
+// The 6 forms of mbarrier_complete_tx_multicast_cluster: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_complete_tx_multicast_cluster_forms0_table {
+    static constexpr long long table[] = {
+        0, 768, 4096, 4864, 5120, 5888,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2537,9 +2779,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_complete_tx_multicast_cluster_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
                   "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
@@ -2547,14 +2787,13 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
                   "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
     static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_index>(addr, tx_count, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_complete_tx_multicast_cluster_forms0<ptxgen_f::index>(addr, tx_count, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2562,10 +2801,28 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_forms0_table[] = {
-    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
-    4355, 5380, 5636, 5892, 6148, 6404, 6660,
+// The 15 forms of mbarrier_test_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+        4355, 5380, 5636, 5892, 6148, 6404, 6660,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2595,34 +2852,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_forms0<ptxgen_f::index>(wait_complete, addr, state);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -2631,10 +2873,28 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_forms0_table[] = {
-    0, 256, 513, 3074, 3330, 3586, 3843, 4099,
-    4355, 5380, 5636, 5892, 6148, 6404, 6660,
+// The 15 forms of mbarrier_test_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_parity_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 3074, 3330, 3586, 3843, 4099,
+        4355, 5380, 5636, 5892, 6148, 6404, 6660,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1ffffffeull, 800, 78},
+        {0x1ffffffeull, 800, 80},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2664,34 +2924,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 78, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_test_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -2700,10 +2945,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_test_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2711,14 +2966,6 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_test_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_test_wait_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -2742,22 +2989,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, state);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -2766,10 +3010,20 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_test_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_parity_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2777,14 +3031,6 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_c
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_test_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_test_wait_parity_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
@@ -2808,22 +3054,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -2832,10 +3075,20 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_test_wait_parity_conditional_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_parity_conditional_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2865,22 +3118,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_conditional_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
                   "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
                   "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_conditional_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -2889,10 +3139,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_forms0_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -2922,28 +3186,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms0<ptxgen_index>(wait_complete, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_forms0<ptxgen_f::index>(wait_complete, addr, state);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -2952,10 +3207,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_forms1_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
+// The 15 forms of mbarrier_try_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -2987,28 +3256,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_forms1<ptxgen_index>(wait_complete, addr, state, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_forms1<ptxgen_f::index>(wait_complete, addr, state, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3017,10 +3277,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_forms0_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3050,28 +3324,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3080,10 +3345,24 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_forms1_table[] = {
-    0, 256, 512, 3073, 3329, 3585, 3841, 4097,
-    4353, 5378, 5634, 5890, 6146, 6402, 6658,
+// The 15 forms of mbarrier_try_wait_parity: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3073, 3329, 3585, 3841, 4097,
+        4353, 5378, 5634, 5890, 6146, 6402, 6658,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3115,28 +3394,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 86, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-                         detail::mbarrier_try_wait_parity_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_forms1<ptxgen_f::index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3145,10 +3415,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3156,14 +3436,6 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete,
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_try_wait_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -3187,22 +3459,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, state));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, state);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3211,10 +3480,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_primary_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_primary_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3247,22 +3526,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, state, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_forms1<ptxgen_f::index>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3271,10 +3547,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_primary_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_primary_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3282,14 +3568,6 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_co
 
 }  // namespace detail
 #endif
-
-/**
- * What mbarrier_try_wait_parity_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
- */
-struct mbarrier_try_wait_parity_primary_result {
-    bool wait_complete;
-    bool is_report_seen;
-};
 
 /**
  * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
@@ -3313,22 +3591,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_forms0<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3337,10 +3612,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_primary_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_parity_primary: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_primary_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -3373,22 +3658,19 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 ) {
     std::uint32_t wait_complete{}; std::uint32_t is_report_seen{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_forms1<ptxgen_f::index>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
@@ -3397,10 +3679,20 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_conditional_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_conditional_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -3430,22 +3722,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_index>(wait_complete, addr, phase_parity));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_conditional_forms0<ptxgen_f::index>(wait_complete, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3454,10 +3743,20 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_try_wait_parity_conditional_forms1_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
-    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+// The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_conditional_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -3489,22 +3788,19 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 ) {
     std::uint32_t wait_complete{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_conditional_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
                   "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
     static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
                   "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_index>(wait_complete, addr, phase_parity, suspend_time_hint));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_conditional_forms1<ptxgen_f::index>(wait_complete, addr, phase_parity, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return wait_complete != 0;
@@ -3538,9 +3834,19 @@ PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of mbarrier_check_layout: form number * 256 + support class, by number.
-inline constexpr long long mbarrier_check_layout_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280,
+// The 6 forms of mbarrier_check_layout: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_check_layout_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
 };
 // Their asm statements, by position in that table (mbarrier.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -3567,22 +3873,123 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_check_layout_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_check_layout_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mbarrier_check_layout_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.check_layout: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
-                         detail::mbarrier_check_layout_forms0<ptxgen_index>(p, addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_check_layout_forms0<ptxgen_f::index>(p, addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return p != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_init(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_inval(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(detail::host_arg) { return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_check_layout(detail::host_arg) { return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -37,20 +37,25 @@ PTXGEN_PTX_DEVICE void mma_sp_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA
 #endif
 }
 
-// mma_sp_forms0: the opcode of each form, in the order of mma_sp_forms0_table, and
-// the asm statement of mma_sp_asm0 it takes.
-inline constexpr const char* mma_sp_forms0_opcode[] = {
-    "mma.sp.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-    "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16", "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
-    "mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32",
-    "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32", "mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32",
-    "mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32",
-    "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32",
-    "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32",
+// mma_sp_forms0: the opcode of each form, in the order of mma_sp_forms0_table, as
+// two pieces (their numbers in mma_sp_forms0_opcode_pieces), and the asm statement of
+// mma_sp_asm0 it takes.
+inline constexpr const char* mma_sp_forms0_opcode_pieces[] = {
+    "", "mma.sp.sync.aligned.m16n8k8.row.col", ".f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k16.row.col",
+    ".f16.f16.f16.f16", ".f32.f16.f16.f32", ".f32.bf16.bf16.f32", "mma.sp.sync.aligned.m16n8k32.row.col",
+    ".s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite", ".s32.u8.s8.s32", ".s32.s8.u8.s32",
+    ".s32.s8.s8.s32", "mma.sp.sync.aligned.m16n8k64.row.col", ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32",
+    ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite", ".s32.u4.u4.s32",
+    ".s32.u4.s4.s32", ".s32.s4.u4.s32", ".s32.s4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col",
+    "mma.sp.sync.aligned.m16n8k128.row.col.satfinite",
+};
+inline constexpr unsigned char mma_sp_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 3, 6, 3, 2, 7, 4, 7, 5, 7, 6,
+    7, 8, 9, 8, 7, 10, 9, 10, 7, 11, 9, 11, 7, 12, 9, 12,
+    13, 14, 13, 15, 13, 16, 13, 17, 13, 8, 18, 8, 13, 10, 18, 10,
+    13, 11, 18, 11, 13, 12, 18, 12, 13, 19, 18, 19, 13, 20, 18, 20,
+    13, 21, 18, 21, 13, 22, 18, 22, 23, 19, 24, 19, 23, 20, 24, 20,
+    23, 21, 24, 21, 23, 22, 24, 22,
 };
 inline constexpr const char* mma_sp_forms0_immediates[] = {
     ", %0",
@@ -63,40 +68,49 @@ inline constexpr unsigned short mma_sp_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm0<mma_sp_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
+    mma_sp_asm0<mma_sp_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_forms0_opcode_pieces, mma_sp_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mma_sp_ordered_metadata_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_forms0_table, and
-// the asm statement of mma_sp_asm0 it takes.
-inline constexpr const char* mma_sp_ordered_metadata_forms0_opcode[] = {
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e5m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e4m3.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e5m2.e5m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.u8.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.u8.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.u4.s32",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.s4.s4.s32",
+// mma_sp_ordered_metadata_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_forms0_table, as
+// two pieces (their numbers in mma_sp_ordered_metadata_forms0_opcode_pieces), and the asm statement of
+// mma_sp_asm0 it takes.
+inline constexpr const char* mma_sp_ordered_metadata_forms0_opcode_pieces[] = {
+    "", "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col", ".f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col",
+    ".f16.f16.f16.f16", ".f32.f16.f16.f32", ".f32.bf16.bf16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col",
+    ".s32.u8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite", ".s32.u8.s8.s32", ".s32.s8.u8.s32",
+    ".s32.s8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col", ".f16.e4m3.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4",
+    ".f16.e4m3.e5m2.f16", ".f16.e4m3.e3m2.f16", ".f16.e4m3.e2m3.f16", ".f16.e4m3.e2m1.f16",
+    ".f16.e5m2.e4m3.f16", ".f16.e5m2.e5m2.f16", ".f16.e5m2.e3m2.f16", ".f16.e5m2.e2m3.f16",
+    ".f16.e5m2.e2m1.f16", ".f16.e3m2.e4m3.f16", ".f16.e3m2.e5m2.f16", ".f16.e3m2.e3m2.f16",
+    ".f16.e3m2.e2m3.f16", ".f16.e3m2.e2m1.f16", ".f16.e2m3.e4m3.f16", ".f16.e2m3.e5m2.f16",
+    ".f16.e2m3.e3m2.f16", ".f16.e2m3.e2m3.f16", ".f16.e2m3.e2m1.f16", ".f16.e2m1.e4m3.f16",
+    ".f16.e2m1.e5m2.f16", ".f16.e2m1.e3m2.f16", ".f16.e2m1.e2m3.f16", ".f16.e2m1.e2m1.f16",
+    ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32", ".f32.e4m3.e3m2.f32", ".f32.e4m3.e2m3.f32",
+    ".f32.e4m3.e2m1.f32", ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", ".f32.e5m2.e3m2.f32",
+    ".f32.e5m2.e2m3.f32", ".f32.e5m2.e2m1.f32", ".f32.e3m2.e4m3.f32", ".f32.e3m2.e5m2.f32",
+    ".f32.e3m2.e3m2.f32", ".f32.e3m2.e2m3.f32", ".f32.e3m2.e2m1.f32", ".f32.e2m3.e4m3.f32",
+    ".f32.e2m3.e5m2.f32", ".f32.e2m3.e3m2.f32", ".f32.e2m3.e2m3.f32", ".f32.e2m3.e2m1.f32",
+    ".f32.e2m1.e4m3.f32", ".f32.e2m1.e5m2.f32", ".f32.e2m1.e3m2.f32", ".f32.e2m1.e2m3.f32",
+    ".f32.e2m1.e2m1.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite", ".s32.u4.u4.s32", ".s32.u4.s4.s32",
+    ".s32.s4.u4.s32", ".s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite",
+};
+inline constexpr unsigned char mma_sp_ordered_metadata_forms0_opcode[] = {
+    1, 2, 3, 4, 3, 5, 3, 6, 3, 2, 7, 4, 7, 5, 7, 6,
+    7, 8, 9, 8, 7, 10, 9, 10, 7, 11, 9, 11, 7, 12, 9, 12,
+    13, 14, 15, 14, 13, 16, 15, 16, 15, 17, 15, 18, 15, 19, 13, 20,
+    15, 20, 13, 21, 15, 21, 15, 22, 15, 23, 15, 24, 15, 25, 15, 26,
+    15, 27, 15, 28, 15, 29, 15, 30, 15, 31, 15, 32, 15, 33, 15, 34,
+    15, 35, 15, 36, 15, 37, 15, 38, 15, 39, 13, 40, 15, 40, 13, 41,
+    15, 41, 15, 42, 15, 43, 15, 44, 13, 45, 15, 45, 13, 46, 15, 46,
+    15, 47, 15, 48, 15, 49, 15, 50, 15, 51, 15, 52, 15, 53, 15, 54,
+    15, 55, 15, 56, 15, 57, 15, 58, 15, 59, 15, 60, 15, 61, 15, 62,
+    15, 63, 15, 64, 13, 8, 65, 8, 13, 10, 65, 10, 13, 11, 65, 11,
+    13, 12, 65, 12, 13, 66, 65, 66, 13, 67, 65, 67, 13, 68, 65, 68,
+    13, 69, 65, 69, 70, 66, 71, 66, 70, 67, 71, 67, 70, 68, 71, 68,
+    70, 69, 71, 69,
 };
 inline constexpr const char* mma_sp_ordered_metadata_forms0_immediates[] = {
     ", %0",
@@ -113,29 +127,34 @@ inline constexpr unsigned short mma_sp_ordered_metadata_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm0<mma_sp_ordered_metadata_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
+    mma_sp_asm0<mma_sp_ordered_metadata_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode_pieces, mma_sp_ordered_metadata_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mma_sp_ordered_metadata_block_scale_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_block_scale_forms0_table, and
-// the asm statement of mma_sp_asm1 it takes.
-inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_opcode[] = {
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+// mma_sp_ordered_metadata_block_scale_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_block_scale_forms0_table, as
+// two pieces (their numbers in mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces), and the asm statement of
+// mma_sp_asm1 it takes.
+inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces[] = {
+    "", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32", ".e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32",
+    ".e4m3.e5m2.f32.ue8m0", ".e4m3.e3m2.f32.ue8m0", ".e4m3.e2m3.f32.ue8m0", ".e4m3.e2m1.f32.ue8m0",
+    ".e5m2.e4m3.f32.ue8m0", ".e5m2.e5m2.f32.ue8m0", ".e5m2.e3m2.f32.ue8m0", ".e5m2.e2m3.f32.ue8m0",
+    ".e5m2.e2m1.f32.ue8m0", ".e3m2.e4m3.f32.ue8m0", ".e3m2.e5m2.f32.ue8m0", ".e3m2.e3m2.f32.ue8m0",
+    ".e3m2.e2m3.f32.ue8m0", ".e3m2.e2m1.f32.ue8m0", ".e2m3.e4m3.f32.ue8m0", ".e2m3.e5m2.f32.ue8m0",
+    ".e2m3.e3m2.f32.ue8m0", ".e2m3.e2m3.f32.ue8m0", ".e2m3.e2m1.f32.ue8m0", ".e2m1.e4m3.f32.ue8m0",
+    ".e2m1.e5m2.f32.ue8m0", ".e2m1.e3m2.f32.ue8m0", ".e2m1.e2m3.f32.ue8m0", ".e2m1.e2m1.f32.ue8m0",
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32",
+    ".e2m1.e2m1.f32.ue4m3",
+};
+inline constexpr unsigned char mma_sp_ordered_metadata_block_scale_forms0_opcode[] = {
+    1, 2, 3, 2, 1, 4, 3, 4, 1, 5, 3, 5, 1, 6, 3, 6,
+    1, 7, 3, 7, 1, 8, 3, 8, 1, 9, 3, 9, 1, 10, 3, 10,
+    1, 11, 3, 11, 1, 12, 3, 12, 1, 13, 3, 13, 1, 14, 3, 14,
+    1, 15, 3, 15, 1, 16, 3, 16, 1, 17, 3, 17, 1, 18, 3, 18,
+    1, 19, 3, 19, 1, 20, 3, 20, 1, 21, 3, 21, 1, 22, 3, 22,
+    1, 23, 3, 23, 1, 24, 3, 24, 1, 25, 3, 25, 1, 26, 3, 26,
+    1, 27, 3, 27, 28, 27, 29, 27, 30, 27, 31, 32,
 };
 inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_immediates[] = {
     ", %0",
@@ -150,7 +169,7 @@ inline constexpr unsigned short mma_sp_ordered_metadata_block_scale_forms0_state
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm1<mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 0, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 1, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 2, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, sp_meta, scale_a, scale_b);
+    mma_sp_asm1<mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces, mma_sp_ordered_metadata_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 0, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 1, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 2, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, sp_meta, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -197,15 +197,8 @@ enum class mma_sp_ordered_metadata_stype : int {
     ue4m3,
 };
 
+
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5();
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_type_d([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
     if ((dtype == mma_sp_dtype::f16)) {
@@ -220,123 +213,144 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_type_d([[maybe_unused]] mma_sp_shape shape, [[ma
     return -1;
 }
 
+PTXGEN_PTX_CONSTEXPR int mma_sp_combination([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
+    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) return 0;
+    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) return 1;
+    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 2;
+    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 3;
+    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 4;
+    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 5;
+    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 6;
+    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 7;
+    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 8;
+    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 9;
+    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 10;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int mma_sp_count_d([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
+    case 0:
         if ((dtype == mma_sp_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+        break;
+    case 1:
         if ((dtype == mma_sp_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 8:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 10:
         return 4;
+        break;
     }
     return 0;
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_count_a([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+        break;
+    case 1:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 10:
         return 4;
+        break;
     }
     return 0;
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_count_b([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+        break;
+    case 1:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 10:
         return 4;
+        break;
     }
     return 0;
 }
@@ -355,48 +369,50 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_type_c([[maybe_unused]] mma_sp_shape shape, [[ma
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_count_c([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
+    case 0:
         if ((ctype == mma_sp_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) {
+        break;
+    case 1:
         if ((ctype == mma_sp_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 8:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) {
+        break;
+    case 10:
         return 4;
+        break;
     }
     return 0;
 }
@@ -414,178 +430,204 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_d([[maybe_unused]] mma_sp_
     return -1;
 }
 
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_combination([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 0;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 1;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 2;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 3;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 4;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 5;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 6;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 7;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 8;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 9;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 10;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 11;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 12;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 13;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 14;
+    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) return 15;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_d([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
+    case 0:
         if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 1:
         if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 8:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 10:
         if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 11:
         if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 14:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) {
+        break;
+    case 15:
         return 4;
+        break;
     }
     return 0;
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_a([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 1:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 14:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) {
+        break;
+    case 15:
         return 4;
+        break;
     }
     return 0;
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_b([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 1:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 14:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) {
+        break;
+    case 15:
         return 4;
+        break;
     }
     return 0;
 }
@@ -604,76 +646,91 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_c([[maybe_unused]] mma_sp_
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
+    case 0:
         if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 1:
         if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 8:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 10:
         if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) {
+        break;
+    case 11:
         if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) {
+        break;
+    case 14:
         return 4;
-    }
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) {
+        break;
+    case 15:
         return 4;
+        break;
     }
     return 0;
 }
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5();
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
@@ -892,20 +949,35 @@ struct mma_sp_ordered_metadata_c_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 44 forms of mma_sp: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_forms0_table[] = {
-    155648, 373248, 498176, 513536, 528896, 746496, 871424, 886784,
-    1073152, 1073408, 1074688, 1074944, 1086976, 1087232, 1088512, 1088768,
-    1290753, 1292289, 1304577, 1306113, 1446400, 1446656, 1447936, 1448192,
-    1460224, 1460480, 1461760, 1462016, 1477120, 1477376, 1478656, 1478912,
-    1490944, 1491200, 1492480, 1492736, 1850368, 1850624, 1851904, 1852160,
-    1864192, 1864448, 1865728, 1865984,
+// The 44 forms of mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mma_sp_forms0_table {
+    static constexpr long long table[] = {
+        155648, 373248, 498176, 513536, 528896, 746496, 871424, 886784,
+        1073152, 1073408, 1074688, 1074944, 1086976, 1087232, 1088512, 1088768,
+        1290753, 1292289, 1304577, 1306113, 1446400, 1446656, 1447936, 1448192,
+        1460224, 1460480, 1461760, 1462016, 1477120, 1477376, 1478656, 1478912,
+        1490944, 1491200, 1492480, 1492736, 1850368, 1850624, 1851904, 1852160,
+        1864192, 1864448, 1865728, 1865984,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 71},
+        {0x1fffffe0ull, 890, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+        &ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -944,9 +1016,7 @@ PTXGEN_PTX_DEVICE void mma_sp(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 9, static_cast<long long>(PtxgenAtype)), 9, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_dtype::f16) && (PtxgenCtype == mma_sp_ctype::f16)) || ((PtxgenDtype == mma_sp_dtype::f32) && (PtxgenCtype == mma_sp_ctype::f32)) || ((PtxgenDtype == mma_sp_dtype::s32) && (PtxgenCtype == mma_sp_ctype::s32)))),
                   "ptxgen: mma.sp.sync.aligned: .dtype must equal .ctype for the sparse forms");
@@ -968,17 +1038,13 @@ PTXGEN_PTX_DEVICE void mma_sp(
     static_assert(detail::mma_sp_c_element_type<detail::reg_or_t<detail::mma_sp_type_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_count_c(PtxgenShape, mma_sp_alayout::row, mma_sp_blayout::col, PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype));
     static_assert(detail::mma_sp_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mma_sp_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         detail::mma_sp_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sp_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_forms0<ptxgen_f::index, PtxgenSpSel>(d, a, b, c, sp_meta);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -986,21 +1052,37 @@ PTXGEN_PTX_DEVICE void mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 98 forms of mma_sp_ordered_metadata: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_ordered_metadata_forms0_table[] = {
-    1308160, 3317760, 4426240, 4526080, 4625920, 6635520, 7744000, 7843840,
-    9651200, 9652480, 9658880, 9660160, 9743360, 9744640, 9751040, 9752320,
-    10252801, 10253057, 10260481, 10260737, 10268417, 10276097, 10283777, 10344961,
-    10345217, 10352641, 10352897, 10360577, 10368257, 10375937, 10437377, 10445057,
-    10452737, 10460417, 10468097, 10529537, 10537217, 10544897, 10552577, 10560257,
-    10621697, 10629377, 10637057, 10644737, 10652417, 11361282, 11361539, 11368962,
-    11369219, 11376897, 11384577, 11392257, 11453442, 11453699, 11461122, 11461379,
-    11469057, 11476737, 11484417, 11545857, 11553537, 11561217, 11568897, 11576577,
-    11638017, 11645697, 11653377, 11661057, 11668737, 11730177, 11737857, 11745537,
-    11753217, 11760897, 12968960, 12970240, 12976640, 12977920, 13061120, 13062400,
-    13068800, 13070080, 13168640, 13169920, 13176320, 13177600, 13260800, 13262080,
-    13268480, 13269760, 16486400, 16487680, 16494080, 16495360, 16578560, 16579840,
-    16586240, 16587520,
+// The 98 forms of mma_sp_ordered_metadata: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mma_sp_ordered_metadata_forms0_table {
+    static constexpr long long table[] = {
+        1308160, 3317760, 4426240, 4526080, 4625920, 6635520, 7744000, 7843840,
+        9651200, 9652480, 9658880, 9660160, 9743360, 9744640, 9751040, 9752320,
+        10252801, 10253057, 10260481, 10260737, 10268417, 10276097, 10283777, 10344961,
+        10345217, 10352641, 10352897, 10360577, 10368257, 10375937, 10437377, 10445057,
+        10452737, 10460417, 10468097, 10529537, 10537217, 10544897, 10552577, 10560257,
+        10621697, 10629377, 10637057, 10644737, 10652417, 11361282, 11361539, 11368962,
+        11369219, 11376897, 11384577, 11392257, 11453442, 11453699, 11461122, 11461379,
+        11469057, 11476737, 11484417, 11545857, 11553537, 11561217, 11568897, 11576577,
+        11638017, 11645697, 11653377, 11661057, 11668737, 11730177, 11737857, 11745537,
+        11753217, 11760897, 12968960, 12970240, 12976640, 12977920, 13061120, 13062400,
+        13068800, 13070080, 13168640, 13169920, 13176320, 13177600, 13260800, 13262080,
+        13268480, 13269760, 16486400, 16487680, 16494080, 16495360, 16578560, 16579840,
+        16586240, 16587520,
+    };
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 85},
+        {0x1b000000ull, 0, 87},
+        {0x1fffffe0ull, 890, 85},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1040,9 +1122,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     imm_t<PtxgenSpSel> sp_sel
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_ordered_metadata_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenDtype)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 3, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert(((((PtxgenDtype == mma_sp_ordered_metadata_dtype::f16) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f16)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::f32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::f32)) || ((PtxgenDtype == mma_sp_ordered_metadata_dtype::s32) && (PtxgenCtype == mma_sp_ordered_metadata_ctype::s32)))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .dtype must equal .ctype for the sparse forms");
@@ -1070,23 +1150,13 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, PtxgenSatfinite, PtxgenKind, false, mma_sp_ordered_metadata_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sp_ordered_metadata_stype::none));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 85, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 85, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_89_and_later_from_ptx_isa_8_5,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::mma_sp_ordered_metadata_forms0<ptxgen_index, PtxgenSpSel>(d, a, b, c, sp_meta));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_ordered_metadata_forms0<ptxgen_f::index, PtxgenSpSel>(d, a, b, c, sp_meta);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1094,15 +1164,27 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by number.
-inline constexpr long long mma_sp_ordered_metadata_block_scale_forms0_table[] = {
-    7240960, 7241728, 7256320, 7257088, 7271680, 7272448, 7287040, 7287808,
-    7302400, 7303168, 7425280, 7426048, 7440640, 7441408, 7456000, 7456768,
-    7471360, 7472128, 7486720, 7487488, 7609600, 7610368, 7624960, 7625728,
-    7640320, 7641088, 7655680, 7656448, 7671040, 7671808, 7793920, 7794688,
-    7809280, 7810048, 7824640, 7825408, 7840000, 7840768, 7855360, 7856128,
-    7978240, 7979008, 7993600, 7994368, 8008960, 8009728, 8024320, 8025088,
-    8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
+// The 54 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mma_sp_ordered_metadata_block_scale_forms0_table {
+    static constexpr long long table[] = {
+        7240960, 7241728, 7256320, 7257088, 7271680, 7272448, 7287040, 7287808,
+        7302400, 7303168, 7425280, 7426048, 7440640, 7441408, 7456000, 7456768,
+        7471360, 7472128, 7486720, 7487488, 7609600, 7610368, 7624960, 7625728,
+        7640320, 7641088, 7655680, 7656448, 7671040, 7671808, 7793920, 7794688,
+        7809280, 7810048, 7824640, 7825408, 7840000, 7840768, 7855360, 7856128,
+        7978240, 7979008, 7993600, 7994368, 8008960, 8009728, 8024320, 8025088,
+        8039680, 8040448, 10254593, 10256129, 10259201, 10260225,
+    };
+    static constexpr gate gates[] = {
+        {0x1b000000ull, 0, 87},
+        {0x9000000ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1149,9 +1231,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sp_ordered_metadata_block_scale_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sp_ordered_metadata_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 12, static_cast<long long>(PtxgenAtype)), 12, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
     static_assert((((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4) && (PtxgenStype != mma_sp_ordered_metadata_stype::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
@@ -1185,20 +1265,24 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     static_assert(detail::mma_sp_ordered_metadata_c_element_type<detail::reg_or_t<detail::mma_sp_ordered_metadata_type_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sp_ordered_metadata_count_c(PtxgenShape, mma_sp_ordered_metadata_alayout::row, mma_sp_ordered_metadata_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sp_ordered_metadata_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sp_ordered_metadata_ctype::f32, PtxgenStype));
     static_assert(detail::mma_sp_ordered_metadata_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x9000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
-                         detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sp_ordered_metadata_block_scale_forms0<ptxgen_f::index, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, sp_meta, scale_a, scale_b);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of mma_sp for these qualifiers, as array types: declare

@@ -45,45 +45,52 @@ PTXGEN_PTX_DEVICE void mma_sync_asm1(PtxgenA0& d, const PtxgenA1& a, const Ptxge
 #endif
 }
 
-// mma_sync_forms0: the opcode of each form, in the order of mma_sync_forms0_table, and
-// the asm statement of mma_sync_asm0 it takes.
-inline constexpr const char* mma_sync_forms0_opcode[] = {
-    "mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16",
-    "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", "mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16",
-    "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16", "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16", "mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16",
-    "mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64", "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
-    "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64",
-    "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16", "mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16", "mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16",
-    "mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32",
-    "mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32", "mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32", "mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32", "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64",
-    "mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.u8.s8.s32",
-    "mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32",
-    "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e4m3.f16", "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e5m2.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e3m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16", "mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e4m3.f16", "mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e5m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e3m2.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e5m2.e2m1.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e4m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e5m2.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e3m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e3m2.e2m1.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e4m3.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e5m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e3m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m3.e2m1.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e4m3.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e5m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e3m2.f16", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m3.f16",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.e2m1.e2m1.f16", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e3m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32",
-    "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e5m2.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e3m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e5m2.e2m1.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e4m3.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e3m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e3m2.e2m1.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e3m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m3.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m3.e2m1.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e4m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e5m2.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m3.f32", "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.u8.s32",
-    "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32",
-    "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", "mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.u4.s32",
-    "mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u4.s4.s32", "mma.sync.aligned.m16n8k32.row.col.s32.s4.u4.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.u4.s32",
-    "mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32", "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.u4.s32",
-    "mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.u4.s4.s32", "mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.u4.s32",
-    "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32", "mma.sync.aligned.m8n8k16.row.col.s32.u8.u8.s32", "mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.u8.s32",
-    "mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32", "mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32", "mma.sync.aligned.m8n8k16.row.col.s32.s8.u8.s32", "mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32",
-    "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", "mma.sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32", "mma.sync.aligned.m8n8k32.row.col.s32.u4.u4.s32", "mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.u4.s32",
-    "mma.sync.aligned.m8n8k32.row.col.s32.u4.s4.s32", "mma.sync.aligned.m8n8k32.row.col.satfinite.s32.u4.s4.s32", "mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32", "mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.u4.s32",
-    "mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32", "mma.sync.aligned.m8n8k32.row.col.satfinite.s32.s4.s4.s32", "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc",
-    "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc", "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc", "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc", "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc",
+// mma_sync_forms0: the opcode of each form, in the order of mma_sync_forms0_table, as
+// two pieces (their numbers in mma_sync_forms0_opcode_pieces), and the asm statement of
+// mma_sync_asm0 it takes.
+inline constexpr const char* mma_sync_forms0_opcode_pieces[] = {
+    "", "mma.sync.aligned.m8n8k4.row.row", ".f16.f16.f16.f16", ".f32.f16.f16.f16",
+    ".f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col", ".f64.f64.f64.f64", "mma.sync.aligned.m8n8k4.col.row",
+    "mma.sync.aligned.m8n8k4.col.col", "mma.sync.aligned.m16n8k4.row.col", ".f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k8.row.col",
+    ".f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col", ".f16.e4m3.e4m3.f16", ".f16.e4m3.e5m2.f16",
+    ".f16.e5m2.e4m3.f16", ".f16.e5m2.e5m2.f16", ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32",
+    ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", ".s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite",
+    ".s32.u8.s8.s32", ".s32.s8.u8.s32", ".s32.s8.s8.s32", "mma.sync.aligned.m16n8k32.row.col",
+    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4", ".f16.e4m3.e3m2.f16", ".f16.e4m3.e2m3.f16", ".f16.e4m3.e2m1.f16",
+    ".f16.e5m2.e3m2.f16", ".f16.e5m2.e2m3.f16", ".f16.e5m2.e2m1.f16", ".f16.e3m2.e4m3.f16",
+    ".f16.e3m2.e5m2.f16", ".f16.e3m2.e3m2.f16", ".f16.e3m2.e2m3.f16", ".f16.e3m2.e2m1.f16",
+    ".f16.e2m3.e4m3.f16", ".f16.e2m3.e5m2.f16", ".f16.e2m3.e3m2.f16", ".f16.e2m3.e2m3.f16",
+    ".f16.e2m3.e2m1.f16", ".f16.e2m1.e4m3.f16", ".f16.e2m1.e5m2.f16", ".f16.e2m1.e3m2.f16",
+    ".f16.e2m1.e2m3.f16", ".f16.e2m1.e2m1.f16", ".f32.e4m3.e3m2.f32", ".f32.e4m3.e2m3.f32",
+    ".f32.e4m3.e2m1.f32", ".f32.e5m2.e3m2.f32", ".f32.e5m2.e2m3.f32", ".f32.e5m2.e2m1.f32",
+    ".f32.e3m2.e4m3.f32", ".f32.e3m2.e5m2.f32", ".f32.e3m2.e3m2.f32", ".f32.e3m2.e2m3.f32",
+    ".f32.e3m2.e2m1.f32", ".f32.e2m3.e4m3.f32", ".f32.e2m3.e5m2.f32", ".f32.e2m3.e3m2.f32",
+    ".f32.e2m3.e2m3.f32", ".f32.e2m3.e2m1.f32", ".f32.e2m1.e4m3.f32", ".f32.e2m1.e5m2.f32",
+    ".f32.e2m1.e3m2.f32", ".f32.e2m1.e2m3.f32", ".f32.e2m1.e2m1.f32", "mma.sync.aligned.m16n8k32.row.col.satfinite",
+    ".s32.u4.u4.s32", ".s32.u4.s4.s32", ".s32.s4.u4.s32", ".s32.s4.s4.s32",
+    "mma.sync.aligned.m16n8k64.row.col", "mma.sync.aligned.m16n8k64.row.col.satfinite", "mma.sync.aligned.m8n8k16.row.col", "mma.sync.aligned.m8n8k16.row.col.satfinite",
+    "mma.sync.aligned.m8n8k32.row.col", "mma.sync.aligned.m8n8k32.row.col.satfinite", "mma.sync.aligned.m8n8k128.row.col", ".s32.b1.b1.s32.xor.popc",
+    ".s32.b1.b1.s32.and.popc", "mma.sync.aligned.m16n8k128.row.col", "mma.sync.aligned.m16n8k256.row.col",
+};
+inline constexpr unsigned char mma_sync_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 5, 6, 7, 2,
+    7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 10, 9, 6, 11, 2,
+    11, 4, 11, 12, 11, 10, 11, 6, 13, 2, 13, 14, 13, 15, 13, 16,
+    13, 17, 13, 4, 13, 12, 13, 18, 13, 19, 13, 20, 13, 21, 13, 6,
+    13, 22, 23, 22, 13, 24, 23, 24, 13, 25, 23, 25, 13, 26, 23, 26,
+    27, 14, 28, 14, 27, 15, 28, 15, 28, 29, 28, 30, 28, 31, 27, 16,
+    28, 16, 27, 17, 28, 17, 28, 32, 28, 33, 28, 34, 28, 35, 28, 36,
+    28, 37, 28, 38, 28, 39, 28, 40, 28, 41, 28, 42, 28, 43, 28, 44,
+    28, 45, 28, 46, 28, 47, 28, 48, 28, 49, 27, 18, 28, 18, 27, 19,
+    28, 19, 28, 50, 28, 51, 28, 52, 27, 20, 28, 20, 27, 21, 28, 21,
+    28, 53, 28, 54, 28, 55, 28, 56, 28, 57, 28, 58, 28, 59, 28, 60,
+    28, 61, 28, 62, 28, 63, 28, 64, 28, 65, 28, 66, 28, 67, 28, 68,
+    28, 69, 28, 70, 27, 22, 71, 22, 27, 24, 71, 24, 27, 25, 71, 25,
+    27, 26, 71, 26, 27, 72, 71, 72, 27, 73, 71, 73, 27, 74, 71, 74,
+    27, 75, 71, 75, 76, 72, 77, 72, 76, 73, 77, 73, 76, 74, 77, 74,
+    76, 75, 77, 75, 78, 22, 79, 22, 78, 24, 79, 24, 78, 25, 79, 25,
+    78, 26, 79, 26, 80, 72, 81, 72, 80, 73, 81, 73, 80, 74, 81, 74,
+    80, 75, 81, 75, 82, 83, 82, 84, 85, 83, 85, 84, 86, 83, 86, 84,
 };
 inline constexpr unsigned short mma_sync_forms0_statement[] = {
     0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 0, 1, 2, 4, 5, 6, 4, 4, 7, 8, 9, 6, 6, 6, 6, 7, 7, 4, 4, 4, 4, 10,
@@ -96,29 +103,34 @@ inline constexpr unsigned short mma_sync_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sync_asm0<mma_sync_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text>(d, a, b, c);
+    mma_sync_asm0<mma_sync_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_forms0_opcode_pieces, mma_sync_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text>(d, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mma_sync_block_scale_forms0: the opcode of each form, in the order of mma_sync_block_scale_forms0_table, and
-// the asm statement of mma_sync_asm1 it takes.
-inline constexpr const char* mma_sync_block_scale_forms0_opcode[] = {
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m3.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e4m3.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e3m2.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e5m2.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e2m1.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e5m2.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m3.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e3m2.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e4m3.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m3.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m1.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e5m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e5m2.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m3.f32.ue8m0",
-    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
-    "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+// mma_sync_block_scale_forms0: the opcode of each form, in the order of mma_sync_block_scale_forms0_table, as
+// two pieces (their numbers in mma_sync_block_scale_forms0_opcode_pieces), and the asm statement of
+// mma_sync_asm1 it takes.
+inline constexpr const char* mma_sync_block_scale_forms0_opcode_pieces[] = {
+    "", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32", ".e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32",
+    ".e4m3.e5m2.f32.ue8m0", ".e4m3.e3m2.f32.ue8m0", ".e4m3.e2m3.f32.ue8m0", ".e4m3.e2m1.f32.ue8m0",
+    ".e5m2.e4m3.f32.ue8m0", ".e5m2.e5m2.f32.ue8m0", ".e5m2.e3m2.f32.ue8m0", ".e5m2.e2m3.f32.ue8m0",
+    ".e5m2.e2m1.f32.ue8m0", ".e3m2.e4m3.f32.ue8m0", ".e3m2.e5m2.f32.ue8m0", ".e3m2.e3m2.f32.ue8m0",
+    ".e3m2.e2m3.f32.ue8m0", ".e3m2.e2m1.f32.ue8m0", ".e2m3.e4m3.f32.ue8m0", ".e2m3.e5m2.f32.ue8m0",
+    ".e2m3.e3m2.f32.ue8m0", ".e2m3.e2m3.f32.ue8m0", ".e2m3.e2m1.f32.ue8m0", ".e2m1.e4m3.f32.ue8m0",
+    ".e2m1.e5m2.f32.ue8m0", ".e2m1.e3m2.f32.ue8m0", ".e2m1.e2m3.f32.ue8m0", ".e2m1.e2m1.f32.ue8m0",
+    "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32",
+    ".e2m1.e2m1.f32.ue4m3",
+};
+inline constexpr unsigned char mma_sync_block_scale_forms0_opcode[] = {
+    1, 2, 3, 2, 1, 4, 3, 4, 1, 5, 3, 5, 1, 6, 3, 6,
+    1, 7, 3, 7, 1, 8, 3, 8, 1, 9, 3, 9, 1, 10, 3, 10,
+    1, 11, 3, 11, 1, 12, 3, 12, 1, 13, 3, 13, 1, 14, 3, 14,
+    1, 15, 3, 15, 1, 16, 3, 16, 1, 17, 3, 17, 1, 18, 3, 18,
+    1, 19, 3, 19, 1, 20, 3, 20, 1, 21, 3, 21, 1, 22, 3, 22,
+    1, 23, 3, 23, 1, 24, 3, 24, 1, 25, 3, 25, 1, 26, 3, 26,
+    1, 27, 3, 27, 28, 27, 29, 27, 30, 27, 31, 32,
 };
 inline constexpr const char* mma_sync_block_scale_forms0_immediates[] = {
     ", {%0, %1}",
@@ -132,7 +144,7 @@ inline constexpr unsigned short mma_sync_block_scale_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sync_asm1<mma_sync_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 0, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 1, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, scale_a, scale_b);
+    mma_sync_asm1<mma_sync_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_block_scale_forms0_opcode_pieces, mma_sync_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 0, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 1, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

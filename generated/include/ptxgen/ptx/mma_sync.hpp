@@ -143,19 +143,8 @@ enum class mma_sync_bitop : int {
     bitop_and,
 };
 
+
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_type_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
     if ((dtype == mma_sync_dtype::f16)) {
@@ -173,117 +162,150 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_d([[maybe_unused]] mma_sync_shape shape, 
     return -1;
 }
 
+PTXGEN_PTX_CONSTEXPR int mma_sync_combination([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
+    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 0;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 1;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 2;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 3;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 4;
+    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 5;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 6;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 7;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 8;
+    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 9;
+    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 10;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 11;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 12;
+    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 13;
+    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 14;
+    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 15;
+    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 16;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 17;
+    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 18;
+    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 19;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 20;
+    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 21;
+    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 22;
+    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 23;
+    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 24;
+    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 25;
+    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 26;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         if ((dtype == mma_sync_dtype::f16)) {
             return 4;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 8;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         if ((dtype == mma_sync_dtype::f16)) {
             return 2;
         }
         if ((dtype == mma_sync_dtype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
@@ -297,86 +319,88 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_a([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_a([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 8;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
@@ -390,86 +414,88 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_b([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_b([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 1;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 2;
+        break;
     }
     return 0;
 }
@@ -491,119 +517,138 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_c([[maybe_unused]] mma_sync_shape shape, 
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
+    case 0:
         if ((ctype == mma_sync_ctype::f16)) {
             return 4;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 8;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 1:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 2:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 3:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 4:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 5:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 6:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 7:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 8:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 9:
         if ((ctype == mma_sync_ctype::f16)) {
             return 2;
         }
         if ((ctype == mma_sync_ctype::f32)) {
             return 4;
         }
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 10:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 11:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 12:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 13:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 14:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 15:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 16:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 17:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 18:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 19:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 20:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 21:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 22:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) {
+        break;
+    case 23:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 24:
         return 2;
-    }
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 25:
         return 4;
-    }
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) {
+        break;
+    case 26:
         return 4;
+        break;
     }
     return 0;
 }
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
@@ -710,32 +755,65 @@ struct mma_sync_c_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 144 forms of mma_sync: form number * 256 + support class, by number.
-inline constexpr long long mma_sync_forms0_table[] = {
-    0, 6021120, 6028800, 24084480, 30105600, 30113280, 39828482, 48168960,
-    54190080, 54197760, 72253440, 78274560, 78282240, 127372802, 136166408, 216760321,
-    222789121, 223249922, 223710722, 232504328, 313098242, 314480643, 314511363, 314910723,
-    314941443, 319127042, 319587842, 320509443, 320540163, 320939523, 320970243, 328842248,
-    335331842, 335335682, 335362562, 335366402, 335761922, 335765762, 335792642, 335796482,
-    410818563, 410819333, 410849283, 410850053, 410880774, 410911494, 410942214, 411248643,
-    411249413, 411279363, 411280133, 411310854, 411341574, 411372294, 411679494, 411710214,
-    411740934, 411771654, 411802374, 412109574, 412140294, 412171014, 412201734, 412232454,
-    412539654, 412570374, 412601094, 412631814, 412662534, 416847364, 416848135, 416878084,
-    416878855, 416909574, 416940294, 416971014, 417277444, 417278215, 417308164, 417308935,
-    417339654, 417370374, 417401094, 417708294, 417739014, 417769734, 417800454, 417831174,
-    418138374, 418169094, 418199814, 418230534, 418261254, 418568454, 418599174, 418629894,
-    418660614, 418691334, 431669762, 431673602, 431700482, 431704322, 432099842, 432103682,
-    432130562, 432134402, 432591362, 432595202, 432622082, 432625922, 433021442, 433025282,
-    433052162, 433056002, 528929282, 528933122, 528960002, 528963842, 529359362, 529363202,
-    529390082, 529393922, 624345601, 624349441, 624376321, 624380161, 624775681, 624779521,
-    624806401, 624810241, 721605121, 721608961, 721635841, 721639681, 722035201, 722039041,
-    722065921, 722069761, 818864905, 818865162, 915202818, 915203082, 1011540738, 1011541002,
+// The 144 forms of mma_sync: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mma_sync_forms0_table {
+    static constexpr long long table[] = {
+        0, 6021120, 6028800, 24084480, 30105600, 30113280, 39828482, 48168960,
+        54190080, 54197760, 72253440, 78274560, 78282240, 127372802, 136166408, 216760321,
+        222789121, 223249922, 223710722, 232504328, 313098242, 314480643, 314511363, 314910723,
+        314941443, 319127042, 319587842, 320509443, 320540163, 320939523, 320970243, 328842248,
+        335331842, 335335682, 335362562, 335366402, 335761922, 335765762, 335792642, 335796482,
+        410818563, 410819333, 410849283, 410850053, 410880774, 410911494, 410942214, 411248643,
+        411249413, 411279363, 411280133, 411310854, 411341574, 411372294, 411679494, 411710214,
+        411740934, 411771654, 411802374, 412109574, 412140294, 412171014, 412201734, 412232454,
+        412539654, 412570374, 412601094, 412631814, 412662534, 416847364, 416848135, 416878084,
+        416878855, 416909574, 416940294, 416971014, 417277444, 417278215, 417308164, 417308935,
+        417339654, 417370374, 417401094, 417708294, 417739014, 417769734, 417800454, 417831174,
+        418138374, 418169094, 418199814, 418230534, 418261254, 418568454, 418599174, 418629894,
+        418660614, 418691334, 431669762, 431673602, 431700482, 431704322, 432099842, 432103682,
+        432130562, 432134402, 432591362, 432595202, 432622082, 432625922, 433021442, 433025282,
+        433052162, 433056002, 528929282, 528933122, 528960002, 528963842, 529359362, 529363202,
+        529390082, 529393922, 624345601, 624349441, 624376321, 624380161, 624775681, 624779521,
+        624806401, 624810241, 721605121, 721608961, 721635841, 721639681, 722035201, 722039041,
+        722065921, 722069761, 818864905, 818865162, 915202818, 915203082, 1011540738, 1011541002,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 64},
+        {0x1fffffffull, 750, 65},
+        {0x1ffffffeull, 800, 70},
+        {0x1fffffe0ull, 890, 87},
+        {0x1fffffe0ull, 890, 84},
+        {0x1b6db600ull, 0, 87},
+        {0x1b000000ull, 0, 87},
+        {0x1b6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffffull, 750, 70},
+        {0x1ffffffeull, 800, 71},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
+    };
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -774,9 +852,7 @@ PTXGEN_PTX_DEVICE void mma_sync(
     const PtxgenElem3 (&c)[PtxgenLength3]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sync_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sync_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sync_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
                   "ptxgen: mma.sync.aligned: only .m8n8k4 takes layouts other than .row.col");
@@ -814,44 +890,13 @@ PTXGEN_PTX_DEVICE void mma_sync(
     static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 64, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 65, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x1fffffe0ull, 890, 84, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 5) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 6) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 7) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 8) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 9) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 70, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else if constexpr (ptxgen_class == 10) {
-        PTXGEN_PTX_GATED(0x1ffffffeull, 800, 71, detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-                         detail::mma_sync_forms0<ptxgen_index>(d, a, b, c));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sync_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -859,15 +904,25 @@ PTXGEN_PTX_DEVICE void mma_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of mma_sync_block_scale: form number * 256 + support class, by number.
-inline constexpr long long mma_sync_block_scale_forms0_table[] = {
-    12739840, 12740608, 12755200, 12755968, 12770560, 12771328, 12785920, 12786688,
-    12801280, 12802048, 12954880, 12955648, 12970240, 12971008, 12985600, 12986368,
-    13000960, 13001728, 13016320, 13017088, 13169920, 13170688, 13185280, 13186048,
-    13200640, 13201408, 13216000, 13216768, 13231360, 13232128, 13384960, 13385728,
-    13400320, 13401088, 13415680, 13416448, 13431040, 13431808, 13446400, 13447168,
-    13600000, 13600768, 13615360, 13616128, 13630720, 13631488, 13646080, 13646848,
-    13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
+// The 54 forms of mma_sync_block_scale: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mma_sync_block_scale_forms0_table {
+    static constexpr long long table[] = {
+        12739840, 12740608, 12755200, 12755968, 12770560, 12771328, 12785920, 12786688,
+        12801280, 12802048, 12954880, 12955648, 12970240, 12971008, 12985600, 12986368,
+        13000960, 13001728, 13016320, 13017088, 13169920, 13170688, 13185280, 13186048,
+        13200640, 13201408, 13216000, 13216768, 13231360, 13232128, 13384960, 13385728,
+        13400320, 13401088, 13415680, 13416448, 13431040, 13431808, 13446400, 13447168,
+        13600000, 13600768, 13615360, 13616128, 13630720, 13631488, 13646080, 13646848,
+        13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
+    };
+    static constexpr gate gates[] = {
+        {0x1b000000ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
 template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -910,9 +965,7 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype));
-    constexpr long long ptxgen_index = detail::form_index(detail::mma_sync_block_scale_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mma_sync_block_scale_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mma_sync_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
                   "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
@@ -948,17 +1001,22 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem3>, PtxgenElem3>::ok);
     constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b000000ull, 0, 87, detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-                         detail::mma_sync_block_scale_forms0<ptxgen_index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+    if constexpr (ptxgen_f::ok) {
+        detail::mma_sync_block_scale_forms0<ptxgen_f::index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of mma_sync for these qualifiers, as array types: declare

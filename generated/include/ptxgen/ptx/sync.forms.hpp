@@ -52,10 +52,14 @@ PTXGEN_PTX_DEVICE void sync_asm3(PtxgenA0 a, PtxgenA1 b) {
 #endif
 }
 
-// setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, and
-// the asm statement of sync_asm0 it takes.
-inline constexpr const char* setmaxnreg_forms0_opcode[] = {
-    "setmaxnreg.inc.sync.aligned.u32", "setmaxnreg.dec.sync.aligned.u32",
+// setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, as
+// two pieces (their numbers in setmaxnreg_forms0_opcode_pieces), and the asm statement of
+// sync_asm0 it takes.
+inline constexpr const char* setmaxnreg_forms0_opcode_pieces[] = {
+    "", "setmaxnreg.inc", ".sync.aligned.u32", "setmaxnreg.dec",
+};
+inline constexpr unsigned char setmaxnreg_forms0_opcode[] = {
+    1, 2, 3, 2,
 };
 inline constexpr const char* setmaxnreg_forms0_immediates[] = {
     "%0",
@@ -67,16 +71,20 @@ inline constexpr unsigned short setmaxnreg_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<setmaxnreg_forms0_statement[PtxgenF], detail::opcode_text<setmaxnreg_forms0_opcode, PtxgenF>, detail::immediate_text<setmaxnreg_forms0_immediates, 0, PtxgenImmRegCount>>();
+    sync_asm0<setmaxnreg_forms0_statement[PtxgenF], detail::opcode_text<setmaxnreg_forms0_opcode_pieces, setmaxnreg_forms0_opcode, PtxgenF>, detail::immediate_text<setmaxnreg_forms0_immediates, 0, PtxgenImmRegCount>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// griddepcontrol_forms0: the opcode of each form, in the order of griddepcontrol_forms0_table, and
-// the asm statement of sync_asm0 it takes.
-inline constexpr const char* griddepcontrol_forms0_opcode[] = {
-    "griddepcontrol.launch_dependents", "griddepcontrol.wait",
+// griddepcontrol_forms0: the opcode of each form, in the order of griddepcontrol_forms0_table, as
+// two pieces (their numbers in griddepcontrol_forms0_opcode_pieces), and the asm statement of
+// sync_asm0 it takes.
+inline constexpr const char* griddepcontrol_forms0_opcode_pieces[] = {
+    "", "griddepcontrol", ".launch_dependents", ".wait",
+};
+inline constexpr unsigned char griddepcontrol_forms0_opcode[] = {
+    1, 2, 1, 3,
 };
 inline constexpr unsigned short griddepcontrol_forms0_statement[] = {
     1, 1,
@@ -85,17 +93,21 @@ inline constexpr unsigned short griddepcontrol_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void griddepcontrol_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<griddepcontrol_forms0_statement[PtxgenF], detail::opcode_text<griddepcontrol_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<griddepcontrol_forms0_statement[PtxgenF], detail::opcode_text<griddepcontrol_forms0_opcode_pieces, griddepcontrol_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// barrier_cluster_arrive_forms0: the opcode of each form, in the order of barrier_cluster_arrive_forms0_table, and
-// the asm statement of sync_asm0 it takes.
-inline constexpr const char* barrier_cluster_arrive_forms0_opcode[] = {
-    "barrier.cluster.arrive", "barrier.cluster.arrive.aligned", "barrier.cluster.arrive.release", "barrier.cluster.arrive.release.aligned",
-    "barrier.cluster.arrive.relaxed", "barrier.cluster.arrive.relaxed.aligned",
+// barrier_cluster_arrive_forms0: the opcode of each form, in the order of barrier_cluster_arrive_forms0_table, as
+// two pieces (their numbers in barrier_cluster_arrive_forms0_opcode_pieces), and the asm statement of
+// sync_asm0 it takes.
+inline constexpr const char* barrier_cluster_arrive_forms0_opcode_pieces[] = {
+    "", "barrier.cluster.arrive", ".aligned", ".release",
+    ".release.aligned", ".relaxed", ".relaxed.aligned",
+};
+inline constexpr unsigned char barrier_cluster_arrive_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6,
 };
 inline constexpr unsigned short barrier_cluster_arrive_forms0_statement[] = {
     1, 1, 1, 1, 1, 1,
@@ -104,16 +116,21 @@ inline constexpr unsigned short barrier_cluster_arrive_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<barrier_cluster_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_arrive_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<barrier_cluster_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_arrive_forms0_opcode_pieces, barrier_cluster_arrive_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// barrier_cluster_wait_forms0: the opcode of each form, in the order of barrier_cluster_wait_forms0_table, and
-// the asm statement of sync_asm0 it takes.
-inline constexpr const char* barrier_cluster_wait_forms0_opcode[] = {
-    "barrier.cluster.wait", "barrier.cluster.wait.aligned", "barrier.cluster.wait.acquire", "barrier.cluster.wait.acquire.aligned",
+// barrier_cluster_wait_forms0: the opcode of each form, in the order of barrier_cluster_wait_forms0_table, as
+// two pieces (their numbers in barrier_cluster_wait_forms0_opcode_pieces), and the asm statement of
+// sync_asm0 it takes.
+inline constexpr const char* barrier_cluster_wait_forms0_opcode_pieces[] = {
+    "", "barrier.cluster.wait", ".aligned", ".acquire",
+    ".acquire.aligned",
+};
+inline constexpr unsigned char barrier_cluster_wait_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4,
 };
 inline constexpr unsigned short barrier_cluster_wait_forms0_statement[] = {
     1, 1, 1, 1,
@@ -122,16 +139,21 @@ inline constexpr unsigned short barrier_cluster_wait_forms0_statement[] = {
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<barrier_cluster_wait_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_wait_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<barrier_cluster_wait_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_wait_forms0_opcode_pieces, barrier_cluster_wait_forms0_opcode, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// mapa_forms0: the opcode of each form, in the order of mapa_forms0_table, and
-// the asm statement of sync_asm1 it takes.
-inline constexpr const char* mapa_forms0_opcode[] = {
-    "mapa.u32", "mapa.shared::cluster.u32", "mapa.u64", "mapa.shared::cluster.u64",
+// mapa_forms0: the opcode of each form, in the order of mapa_forms0_table, as
+// two pieces (their numbers in mapa_forms0_opcode_pieces), and the asm statement of
+// sync_asm1 it takes.
+inline constexpr const char* mapa_forms0_opcode_pieces[] = {
+    "", "mapa", ".u32", "mapa.shared::cluster",
+    ".u64",
+};
+inline constexpr unsigned char mapa_forms0_opcode[] = {
+    1, 2, 3, 2, 1, 4, 3, 4,
 };
 inline constexpr unsigned short mapa_forms0_statement[] = {
     0, 0, 1, 1,
@@ -140,16 +162,21 @@ inline constexpr unsigned short mapa_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm1<mapa_forms0_statement[PtxgenF], detail::opcode_text<mapa_forms0_opcode, PtxgenF>>(d, a, b);
+    sync_asm1<mapa_forms0_statement[PtxgenF], detail::opcode_text<mapa_forms0_opcode_pieces, mapa_forms0_opcode, PtxgenF>>(d, a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// barrier_sync_forms0: the opcode of each form, in the order of barrier_sync_forms0_table, and
-// the asm statement of sync_asm2 it takes.
-inline constexpr const char* barrier_sync_forms0_opcode[] = {
-    "barrier.sync", "barrier.sync.aligned", "barrier.cta.sync", "barrier.cta.sync.aligned",
+// barrier_sync_forms0: the opcode of each form, in the order of barrier_sync_forms0_table, as
+// two pieces (their numbers in barrier_sync_forms0_opcode_pieces), and the asm statement of
+// sync_asm2 it takes.
+inline constexpr const char* barrier_sync_forms0_opcode_pieces[] = {
+    "", "barrier", ".sync", ".sync.aligned",
+    "barrier.cta",
+};
+inline constexpr unsigned char barrier_sync_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short barrier_sync_forms0_statement[] = {
     0, 0, 0, 0,
@@ -158,16 +185,21 @@ inline constexpr unsigned short barrier_sync_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void barrier_sync_forms0(PtxgenA0 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm2<barrier_sync_forms0_statement[PtxgenF], detail::opcode_text<barrier_sync_forms0_opcode, PtxgenF>>(a);
+    sync_asm2<barrier_sync_forms0_statement[PtxgenF], detail::opcode_text<barrier_sync_forms0_opcode_pieces, barrier_sync_forms0_opcode, PtxgenF>>(a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// barrier_sync_forms1: the opcode of each form, in the order of barrier_sync_forms1_table, and
-// the asm statement of sync_asm3 it takes.
-inline constexpr const char* barrier_sync_forms1_opcode[] = {
-    "barrier.sync", "barrier.sync.aligned", "barrier.cta.sync", "barrier.cta.sync.aligned",
+// barrier_sync_forms1: the opcode of each form, in the order of barrier_sync_forms1_table, as
+// two pieces (their numbers in barrier_sync_forms1_opcode_pieces), and the asm statement of
+// sync_asm3 it takes.
+inline constexpr const char* barrier_sync_forms1_opcode_pieces[] = {
+    "", "barrier", ".sync", ".sync.aligned",
+    "barrier.cta",
+};
+inline constexpr unsigned char barrier_sync_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short barrier_sync_forms1_statement[] = {
     0, 0, 0, 0,
@@ -176,16 +208,21 @@ inline constexpr unsigned short barrier_sync_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_sync_forms1(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm3<barrier_sync_forms1_statement[PtxgenF], detail::opcode_text<barrier_sync_forms1_opcode, PtxgenF>>(a, b);
+    sync_asm3<barrier_sync_forms1_statement[PtxgenF], detail::opcode_text<barrier_sync_forms1_opcode_pieces, barrier_sync_forms1_opcode, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// barrier_arrive_forms0: the opcode of each form, in the order of barrier_arrive_forms0_table, and
-// the asm statement of sync_asm3 it takes.
-inline constexpr const char* barrier_arrive_forms0_opcode[] = {
-    "barrier.arrive", "barrier.arrive.aligned", "barrier.cta.arrive", "barrier.cta.arrive.aligned",
+// barrier_arrive_forms0: the opcode of each form, in the order of barrier_arrive_forms0_table, as
+// two pieces (their numbers in barrier_arrive_forms0_opcode_pieces), and the asm statement of
+// sync_asm3 it takes.
+inline constexpr const char* barrier_arrive_forms0_opcode_pieces[] = {
+    "", "barrier", ".arrive", ".arrive.aligned",
+    "barrier.cta",
+};
+inline constexpr unsigned char barrier_arrive_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short barrier_arrive_forms0_statement[] = {
     0, 0, 0, 0,
@@ -194,7 +231,7 @@ inline constexpr unsigned short barrier_arrive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm3<barrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_arrive_forms0_opcode, PtxgenF>>(a, b);
+    sync_asm3<barrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_arrive_forms0_opcode_pieces, barrier_arrive_forms0_opcode, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -83,7 +83,31 @@ enum class barrier_named_action : int {
     arrive,
 };
 
+
+/**
+ * What elect_sync_lane returns: lane: the lane id of the elected leader (returned by elect_sync_lane); elected: true in the elected leader thread, false in the others.
+ */
+struct elect_sync_lane_result {
+    std::uint32_t lane;
+    bool elected;
+};
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
+    if ((type == mapa_address_type::u32)) {
+        return 0;
+    }
+    if ((type == mapa_address_type::u64)) {
+        return 2;
+    }
+    return -1;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -96,16 +120,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_elect_sync_is_only_o
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
-
-PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
-    if ((type == mapa_address_type::u32)) {
-        return 0;
-    }
-    if ((type == mapa_address_type::u64)) {
-        return 2;
-    }
-    return -1;
-}
 
 PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
     if ((type == mapa_address_type::u32)) {
@@ -125,15 +139,28 @@ PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] se
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of setmaxnreg: form number * 256 + support class, by number.
-inline constexpr long long setmaxnreg_forms0_table[] = {
-    0, 256,
+// The 2 forms of setmaxnreg: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct setmaxnreg_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1b6db680ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmRegCount>
@@ -157,20 +184,17 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
     imm_t<PtxgenImmRegCount> imm_reg_count
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr long long ptxgen_index = detail::form_index(detail::setmaxnreg_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::setmaxnreg_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::setmaxnreg_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::setmaxnreg_action_ok_imm_reg_count(PtxgenAction, setmaxnreg_action_sync_aligned::sync_aligned, setmaxnreg_action_type::u32, PtxgenImmRegCount),
                   "ptxgen: setmaxnreg: immediate imm_reg_count is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setmaxnreg: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 80, detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
-                         detail::setmaxnreg_forms0<ptxgen_index, PtxgenImmRegCount>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::setmaxnreg_forms0<ptxgen_f::index, PtxgenImmRegCount>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -178,9 +202,19 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of griddepcontrol: form number * 256 + support class, by number.
-inline constexpr long long griddepcontrol_forms0_table[] = {
-    0, 256,
+// The 2 forms of griddepcontrol: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct griddepcontrol_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -201,18 +235,15 @@ template <griddepcontrol_action_action PtxgenAction>
 PTXGEN_PTX_DEVICE void griddepcontrol(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, static_cast<long long>(PtxgenAction));
-    constexpr long long ptxgen_index = detail::form_index(detail::griddepcontrol_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::griddepcontrol_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::griddepcontrol_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: griddepcontrol: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::griddepcontrol_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::griddepcontrol_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -220,9 +251,21 @@ PTXGEN_PTX_DEVICE void griddepcontrol(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by number.
-inline constexpr long long barrier_cluster_arrive_forms0_table[] = {
-    0, 256, 513, 769, 1025, 1281,
+// The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct barrier_cluster_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769, 1025, 1281,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -245,23 +288,17 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_cluster_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem != barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.arrive takes .release or .relaxed");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_arrive_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_cluster_arrive_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -269,9 +306,21 @@ PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_cluster_wait: form number * 256 + support class, by number.
-inline constexpr long long barrier_cluster_wait_forms0_table[] = {
-    0, 256, 1537, 1793,
+// The 4 forms of barrier_cluster_wait: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct barrier_cluster_wait_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 1537, 1793,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF>
@@ -294,23 +343,17 @@ template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool Ptxgen
 PTXGEN_PTX_DEVICE void barrier_cluster_wait(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_cluster_wait_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_cluster_wait_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_cluster_wait_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSem == barrier_cluster_sem::none || PtxgenSem == barrier_cluster_sem::acquire))),
                   "ptxgen: barrier.cluster: barrier.cluster.wait takes .acquire only");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                         detail::barrier_cluster_wait_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_cluster_wait_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -318,9 +361,19 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of mapa: form number * 256 + support class, by number.
-inline constexpr long long mapa_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of mapa: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mapa_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -348,18 +401,15 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
 ) {
     detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::mapa_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::mapa_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::mapa_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mapa: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 78, detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-                         detail::mapa_forms0<ptxgen_index>(d, a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::mapa_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return d;
@@ -368,9 +418,21 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_sync: form number * 256 + support class, by number.
-inline constexpr long long barrier_sync_forms0_table[] = {
-    0, 256, 513, 769,
+// The 4 forms of barrier_sync: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct barrier_sync_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -395,21 +457,15 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     std::uint32_t a
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_sync_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms0<ptxgen_index>(a));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms0<ptxgen_index>(a));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_sync_forms0<ptxgen_f::index>(a);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -417,9 +473,21 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_sync: form number * 256 + support class, by number.
-inline constexpr long long barrier_sync_forms1_table[] = {
-    0, 256, 513, 769,
+// The 4 forms of barrier_sync: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct barrier_sync_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -446,21 +514,15 @@ PTXGEN_PTX_DEVICE void barrier_sync(
     std::uint32_t b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_sync_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_sync_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_sync_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_sync_forms1<ptxgen_index>(a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_sync_forms1<ptxgen_f::index>(a, b);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -468,9 +530,21 @@ PTXGEN_PTX_DEVICE void barrier_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of barrier_arrive: form number * 256 + support class, by number.
-inline constexpr long long barrier_arrive_forms0_table[] = {
-    0, 256, 513, 769,
+// The 4 forms of barrier_arrive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct barrier_arrive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 513, 769,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
 };
 // Their asm statements, by position in that table (sync.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -497,32 +571,18 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
     std::uint32_t b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::barrier_arrive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::barrier_arrive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::barrier_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 0, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1fffffffull, 750, 78, detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-                         detail::barrier_arrive_forms0<ptxgen_index>(a, b));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_arrive_forms0<ptxgen_f::index>(a, b);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
-
-/**
- * What elect_sync_lane returns: lane: the lane id of the elected leader (returned by elect_sync_lane); elected: true in the elected leader thread, false in the others.
- */
-struct elect_sync_lane_result {
-    std::uint32_t lane;
-    bool elected;
-};
 
 /**
  * `elect.sync`: elect one leader thread of the warp (spec: spec/instructions/sync.yaml).
@@ -573,6 +633,28 @@ PTXGEN_PTX_DEVICE bool elect_sync(
 #endif
     return elected != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void griddepcontrol() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_arrive() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_wait() { }
+template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { return elect_sync_lane_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -237,6 +237,15 @@ struct imms_t {
 template <long long... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
+namespace detail {
+/// An operand of a wrapper as the host pass declares it (see the wrapper headers): takes
+/// any argument, a braced list too, and does nothing with it.
+struct host_arg {
+    template <class... PtxgenA>
+    PTXGEN_PTX_CONSTEXPR host_arg(PtxgenA&&...) noexcept {}
+};
+}  // namespace detail
+
 /// A 32-bit address in the shared state space (.shared / .shared::cta / .shared::cluster):
 /// built from a pointer to shared memory (converted with __cvta_generic_to_shared) or from
 /// the 32-bit address itself (for example a .shared::cluster address from mapa).
@@ -308,6 +317,28 @@ PTXGEN_PTX_CONSTEXPR bool newer_target(int from) noexcept {
 /// Called (and so an unresolved extern function in ptxas) only for an arch- or
 /// family-specific form on a target newer than the spec.
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS();
+
+/// A support class of a wrapper's forms: the arguments of supported().
+struct gate {
+    unsigned long long mask;
+    int from;
+    int since;
+};
+PTXGEN_PTX_CONSTEXPR bool supported(gate g) noexcept {
+    return supported(g.mask, g.from, g.since);
+}
+
+/// What a wrapper calls for a form the target being compiled lacks (see
+/// PTXGEN_PTX_GATED): the newer-target refusal, or PtxgenError, which names the
+/// targets that have the form.
+template <int PtxgenFrom, void (*PtxgenError)()>
+PTXGEN_PTX_DEVICE void refuse() {
+    if constexpr (newer_target(PtxgenFrom)) {
+        ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS();
+    } else {
+        PtxgenError();
+    }
+}
 
 }  // namespace detail
 
@@ -450,6 +481,23 @@ PTXGEN_PTX_CONSTEXPR int form_class_at(const long long (&table)[PtxgenK],
     return index < 0 ? -1 : static_cast<int>(table[index] % 256);
 }
 
+/// Form PtxgenNumber of a wrapper in its forms table PtxgenT (a struct with the sorted
+/// `table` of number * 256 + class, the `gates` of the classes and their refusals,
+/// `errors`): its position, its class (-1: no form) and whether the target being
+/// compiled has it; refuse() is its refusal where not.
+template <class PtxgenT, long long PtxgenNumber>
+struct form_of {
+    static constexpr long long index = form_index(PtxgenT::table, PtxgenNumber);
+    static constexpr int cls = form_class_at(PtxgenT::table, index);
+    // no form (refused by the checks where the target may have one): the first class's
+    static constexpr int c =
+        cls >= 0 && cls < static_cast<int>(sizeof(PtxgenT::gates) / sizeof(gate)) ? cls : 0;
+    static constexpr bool ok = cls == c && supported(PtxgenT::gates[c]);
+    PTXGEN_PTX_DEVICE static void refuse() {
+        detail::refuse<PtxgenT::gates[c].from, PtxgenT::errors[c]>();
+    }
+};
+
 /// The length of a NUL-terminated text.
 PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
     int n = 0;
@@ -459,15 +507,26 @@ PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
     return n;
 }
 
-/// Entry PtxgenI of a table of opcode texts as a constant char array (c), the
-/// "C" operand that an asm statement shared by several forms splices its opcode
-/// from: only the forms a translation unit uses are ever instantiated.
-template <const auto& PtxgenTable, long long PtxgenI,
-          class PtxgenSeq = std::make_integer_sequence<int, text_length(PtxgenTable[PtxgenI]) + 1>>
+/// The opcode of form PtxgenI of a forms table as a constant char array (c), the "C"
+/// operand that an asm statement shared by several forms splices its opcode from: the
+/// two pieces PtxgenNumbers[2 * PtxgenI] and [2 * PtxgenI + 1] of PtxgenPieces, joined.
+/// Only the forms a translation unit uses are ever instantiated.
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI>
+struct opcode_pieces {
+    static constexpr const char* head = PtxgenPieces[PtxgenNumbers[2 * PtxgenI]];
+    static constexpr const char* tail = PtxgenPieces[PtxgenNumbers[2 * PtxgenI + 1]];
+    static constexpr int n = text_length(head);
+};
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI,
+          class PtxgenP = opcode_pieces<PtxgenPieces, PtxgenNumbers, PtxgenI>,
+          class PtxgenSeq = std::make_integer_sequence<int, PtxgenP::n + text_length(PtxgenP::tail) + 1>>
 struct opcode_text;
-template <const auto& PtxgenTable, long long PtxgenI, int... PtxgenC>
-struct opcode_text<PtxgenTable, PtxgenI, std::integer_sequence<int, PtxgenC...>> {
-    static constexpr char c[] = {PtxgenTable[PtxgenI][PtxgenC]...};
+template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI, class PtxgenP,
+          int... PtxgenC>
+struct opcode_text<PtxgenPieces, PtxgenNumbers, PtxgenI, PtxgenP,
+                   std::integer_sequence<int, PtxgenC...>> {
+    static constexpr char c[] = {
+        (PtxgenC < PtxgenP::n ? PtxgenP::head[PtxgenC] : PtxgenP::tail[PtxgenC - PtxgenP::n])...};
 };
 
 /// The text of a form's immediate operands, built from a format of a table: '%' and a

@@ -218,22 +218,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_asm21(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxge
 #endif
 }
 
-// tcgen05_mma_forms0: the opcode of each form, in the order of tcgen05_mma_forms0_table, and
-// the asm statement of tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_forms0_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::1.kind::i8",
-    "tcgen05.mma.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.cta_group::1.kind::i8.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::i8.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::2.kind::ti16", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard",
+// tcgen05_mma_forms0: the opcode of each form, in the order of tcgen05_mma_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm0 it takes.
+inline constexpr const char* tcgen05_mma_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
+    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
+    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
+    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
+    14, 4, 14, 5,
 };
 inline constexpr unsigned short tcgen05_mma_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -243,20 +244,24 @@ inline constexpr unsigned short tcgen05_mma_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<tcgen05_mma_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms0_opcode_pieces, tcgen05_mma_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms1: the opcode of each form, in the order of tcgen05_mma_forms1_table, and
-// the asm statement of tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_forms1_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard",
+// tcgen05_mma_forms1: the opcode of each form, in the order of tcgen05_mma_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm0 it takes.
+inline constexpr const char* tcgen05_mma_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16",
+    "tcgen05.mma.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5,
 };
 inline constexpr const char* tcgen05_mma_forms1_immediates[] = {
     ", %0",
@@ -270,28 +275,29 @@ inline constexpr unsigned short tcgen05_mma_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms1_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<tcgen05_mma_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms1_opcode_pieces, tcgen05_mma_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms1_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms2: the opcode of each form, in the order of tcgen05_mma_forms2_table, and
-// the asm statement of tcgen05_mma_asm1 it takes.
-inline constexpr const char* tcgen05_mma_forms2_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::1.kind::i8",
-    "tcgen05.mma.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.cta_group::1.kind::i8.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::i8.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::2.kind::ti16", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard",
+// tcgen05_mma_forms2: the opcode of each form, in the order of tcgen05_mma_forms2_table, as
+// two pieces (their numbers in tcgen05_mma_forms2_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm1 it takes.
+inline constexpr const char* tcgen05_mma_forms2_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
+    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_forms2_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
+    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
+    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
+    14, 4, 14, 5,
 };
 inline constexpr unsigned short tcgen05_mma_forms2_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
@@ -301,20 +307,24 @@ inline constexpr unsigned short tcgen05_mma_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm1<tcgen05_mma_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm1<tcgen05_mma_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms2_opcode_pieces, tcgen05_mma_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms3: the opcode of each form, in the order of tcgen05_mma_forms3_table, and
-// the asm statement of tcgen05_mma_asm1 it takes.
-inline constexpr const char* tcgen05_mma_forms3_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard",
+// tcgen05_mma_forms3: the opcode of each form, in the order of tcgen05_mma_forms3_table, as
+// two pieces (their numbers in tcgen05_mma_forms3_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm1 it takes.
+inline constexpr const char* tcgen05_mma_forms3_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16",
+    "tcgen05.mma.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_forms3_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5,
 };
 inline constexpr const char* tcgen05_mma_forms3_immediates[] = {
     "",
@@ -328,35 +338,33 @@ inline constexpr unsigned short tcgen05_mma_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm1<tcgen05_mma_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms3_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms3_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm1<tcgen05_mma_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms3_opcode_pieces, tcgen05_mma_forms3_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms3_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms4: the opcode of each form, in the order of tcgen05_mma_forms4_table, and
-// the asm statement of tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_forms4_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32.ashift", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.cta_group::1.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::1.kind::i8.ashift", "tcgen05.mma.cta_group::1.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::ti16.ashift", "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16.ashift", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::2.kind::i8.ashift", "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::ti16", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::ti16.ashift", "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard",
+// tcgen05_mma_forms4: the opcode of each form, in the order of tcgen05_mma_forms4_table, as
+// two pieces (their numbers in tcgen05_mma_forms4_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm2 it takes.
+inline constexpr const char* tcgen05_mma_forms4_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::i8",
+    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::f8f6f4",
+    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_forms4_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
+    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
+    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
+    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
+    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
 };
 inline constexpr unsigned short tcgen05_mma_forms4_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -367,23 +375,25 @@ inline constexpr unsigned short tcgen05_mma_forms4_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<tcgen05_mma_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms4_opcode_pieces, tcgen05_mma_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms5: the opcode of each form, in the order of tcgen05_mma_forms5_table, and
-// the asm statement of tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_forms5_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32.ashift", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16.ashift", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
+// tcgen05_mma_forms5: the opcode of each form, in the order of tcgen05_mma_forms5_table, as
+// two pieces (their numbers in tcgen05_mma_forms5_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm2 it takes.
+inline constexpr const char* tcgen05_mma_forms5_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_forms5_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
 };
 inline constexpr const char* tcgen05_mma_forms5_immediates[] = {
     ", %0",
@@ -397,35 +407,33 @@ inline constexpr unsigned short tcgen05_mma_forms5_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms5_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms5_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<tcgen05_mma_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms5_opcode_pieces, tcgen05_mma_forms5_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms5_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms6: the opcode of each form, in the order of tcgen05_mma_forms6_table, and
-// the asm statement of tcgen05_mma_asm3 it takes.
-inline constexpr const char* tcgen05_mma_forms6_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32.ashift", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.cta_group::1.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::1.kind::i8.ashift", "tcgen05.mma.cta_group::1.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::ti16.ashift", "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::ti16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16.ashift", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.cta_group::2.kind::i8.ashift", "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::ti16", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::use", "tcgen05.mma.cta_group::2.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::ti16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::ti16.ashift", "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::ti16.ashift.collector::a::discard",
+// tcgen05_mma_forms6: the opcode of each form, in the order of tcgen05_mma_forms6_table, as
+// two pieces (their numbers in tcgen05_mma_forms6_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm3 it takes.
+inline constexpr const char* tcgen05_mma_forms6_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::i8",
+    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::f8f6f4",
+    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_forms6_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
+    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
+    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
+    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
+    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
 };
 inline constexpr unsigned short tcgen05_mma_forms6_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -436,23 +444,25 @@ inline constexpr unsigned short tcgen05_mma_forms6_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm3<tcgen05_mma_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm3<tcgen05_mma_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms6_opcode_pieces, tcgen05_mma_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_forms7: the opcode of each form, in the order of tcgen05_mma_forms7_table, and
-// the asm statement of tcgen05_mma_asm3 it takes.
-inline constexpr const char* tcgen05_mma_forms7_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.mma.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::f16.ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32.ashift", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f16.ashift", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::tf32.ashift", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::tf32.ashift.collector::a::discard",
+// tcgen05_mma_forms7: the opcode of each form, in the order of tcgen05_mma_forms7_table, as
+// two pieces (their numbers in tcgen05_mma_forms7_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm3 it takes.
+inline constexpr const char* tcgen05_mma_forms7_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_forms7_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
 };
 inline constexpr const char* tcgen05_mma_forms7_immediates[] = {
     "",
@@ -466,40 +476,40 @@ inline constexpr unsigned short tcgen05_mma_forms7_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm3<tcgen05_mma_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms7_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms7_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm3<tcgen05_mma_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms7_opcode_pieces, tcgen05_mma_forms7_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms7_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_forms0_table, and
-// the asm statement of tcgen05_mma_asm4 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_forms0_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard",
+// tcgen05_mma_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_block_scale_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm4 it takes.
+inline constexpr const char* tcgen05_mma_block_scale_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
+    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
+    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
+    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
+    ".block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_block_scale_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
+    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
+    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
+    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
+    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
+    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
+    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
+    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
+    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
+    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
+    35, 12, 35, 13, 35, 14, 35, 15,
 };
 inline constexpr unsigned short tcgen05_mma_block_scale_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -511,40 +521,40 @@ inline constexpr unsigned short tcgen05_mma_block_scale_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm4<tcgen05_mma_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm4<tcgen05_mma_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode_pieces, tcgen05_mma_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_forms1_table, and
-// the asm statement of tcgen05_mma_asm5 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_forms1_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32",
-    "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32",
-    "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard",
+// tcgen05_mma_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_block_scale_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm5 it takes.
+inline constexpr const char* tcgen05_mma_block_scale_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
+    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
+    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
+    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
+    ".block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_block_scale_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
+    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
+    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
+    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
+    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
+    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
+    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
+    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
+    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
+    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
+    35, 12, 35, 13, 35, 14, 35, 15,
 };
 inline constexpr unsigned short tcgen05_mma_block_scale_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -556,18 +566,22 @@ inline constexpr unsigned short tcgen05_mma_block_scale_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm5<tcgen05_mma_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm5<tcgen05_mma_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode_pieces, tcgen05_mma_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_decompress_forms0_table, and
-// the asm statement of tcgen05_mma_asm6 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms0_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::discard",
+// tcgen05_mma_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_decompress_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_decompress_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm6 it takes.
+inline constexpr const char* tcgen05_mma_decompress_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
+};
+inline constexpr unsigned char tcgen05_mma_decompress_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5,
 };
 inline constexpr unsigned short tcgen05_mma_decompress_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -576,18 +590,22 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm6<tcgen05_mma_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm6<tcgen05_mma_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms0_opcode_pieces, tcgen05_mma_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_decompress_forms1_table, and
-// the asm statement of tcgen05_mma_asm7 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms1_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::discard",
+// tcgen05_mma_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_decompress_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_decompress_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm7 it takes.
+inline constexpr const char* tcgen05_mma_decompress_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
+};
+inline constexpr unsigned char tcgen05_mma_decompress_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5,
 };
 inline constexpr unsigned short tcgen05_mma_decompress_forms1_statement[] = {
     0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
@@ -596,18 +614,22 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm7<tcgen05_mma_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm7<tcgen05_mma_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms1_opcode_pieces, tcgen05_mma_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_decompress_forms2: the opcode of each form, in the order of tcgen05_mma_decompress_forms2_table, and
-// the asm statement of tcgen05_mma_asm8 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms2_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::discard",
+// tcgen05_mma_decompress_forms2: the opcode of each form, in the order of tcgen05_mma_decompress_forms2_table, as
+// two pieces (their numbers in tcgen05_mma_decompress_forms2_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm8 it takes.
+inline constexpr const char* tcgen05_mma_decompress_forms2_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
+};
+inline constexpr unsigned char tcgen05_mma_decompress_forms2_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5,
 };
 inline constexpr unsigned short tcgen05_mma_decompress_forms2_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -616,18 +638,22 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm8<tcgen05_mma_decompress_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm8<tcgen05_mma_decompress_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms2_opcode_pieces, tcgen05_mma_decompress_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_decompress_forms3: the opcode of each form, in the order of tcgen05_mma_decompress_forms3_table, and
-// the asm statement of tcgen05_mma_asm9 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms3_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::use", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b.collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::fill", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b.collector::a::discard",
+// tcgen05_mma_decompress_forms3: the opcode of each form, in the order of tcgen05_mma_decompress_forms3_table, as
+// two pieces (their numbers in tcgen05_mma_decompress_forms3_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm9 it takes.
+inline constexpr const char* tcgen05_mma_decompress_forms3_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
+};
+inline constexpr unsigned char tcgen05_mma_decompress_forms3_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5,
 };
 inline constexpr unsigned short tcgen05_mma_decompress_forms3_statement[] = {
     0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
@@ -636,23 +662,27 @@ inline constexpr unsigned short tcgen05_mma_decompress_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm9<tcgen05_mma_decompress_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm9<tcgen05_mma_decompress_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms3_opcode_pieces, tcgen05_mma_decompress_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_block_scale_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms0_table, and
-// the asm statement of tcgen05_mma_asm10 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_decompress_forms0_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::discard",
+// tcgen05_mma_block_scale_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_block_scale_decompress_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm10 it takes.
+inline constexpr const char* tcgen05_mma_block_scale_decompress_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_block_scale_decompress_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
+    16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15,
 };
 inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -661,23 +691,27 @@ inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms0_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm10<tcgen05_mma_block_scale_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm10<tcgen05_mma_block_scale_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode_pieces, tcgen05_mma_block_scale_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_block_scale_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms1_table, and
-// the asm statement of tcgen05_mma_asm11 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_decompress_forms1_opcode[] = {
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::use", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::lastuse",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::fill", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::use",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::lastuse", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale.block32.collector::a::discard",
+// tcgen05_mma_block_scale_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_block_scale_decompress_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm11 it takes.
+inline constexpr const char* tcgen05_mma_block_scale_decompress_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_block_scale_decompress_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
+    16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15,
 };
 inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -686,28 +720,29 @@ inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms1_statem
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm11<tcgen05_mma_block_scale_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm11<tcgen05_mma_block_scale_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode_pieces, tcgen05_mma_block_scale_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms0: the opcode of each form, in the order of tcgen05_mma_sp_forms0_table, and
-// the asm statement of tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms0_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard",
+// tcgen05_mma_sp_forms0: the opcode of each form, in the order of tcgen05_mma_sp_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm12 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
+    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
+    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
+    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
+    14, 4, 14, 5,
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -717,20 +752,24 @@ inline constexpr unsigned short tcgen05_mma_sp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<tcgen05_mma_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms0_opcode_pieces, tcgen05_mma_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms1: the opcode of each form, in the order of tcgen05_mma_sp_forms1_table, and
-// the asm statement of tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms1_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard",
+// tcgen05_mma_sp_forms1: the opcode of each form, in the order of tcgen05_mma_sp_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm12 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16",
+    "tcgen05.mma.sp.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5,
 };
 inline constexpr const char* tcgen05_mma_sp_forms1_immediates[] = {
     "",
@@ -744,28 +783,29 @@ inline constexpr unsigned short tcgen05_mma_sp_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms1_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<tcgen05_mma_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms1_opcode_pieces, tcgen05_mma_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms1_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms2: the opcode of each form, in the order of tcgen05_mma_sp_forms2_table, and
-// the asm statement of tcgen05_mma_asm13 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms2_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard",
+// tcgen05_mma_sp_forms2: the opcode of each form, in the order of tcgen05_mma_sp_forms2_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms2_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm13 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms2_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
+    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms2_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
+    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
+    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
+    14, 4, 14, 5,
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms2_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
@@ -775,20 +815,24 @@ inline constexpr unsigned short tcgen05_mma_sp_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm13<tcgen05_mma_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm13<tcgen05_mma_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms2_opcode_pieces, tcgen05_mma_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms3: the opcode of each form, in the order of tcgen05_mma_sp_forms3_table, and
-// the asm statement of tcgen05_mma_asm13 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms3_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard",
+// tcgen05_mma_sp_forms3: the opcode of each form, in the order of tcgen05_mma_sp_forms3_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms3_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm13 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms3_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16",
+    "tcgen05.mma.sp.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms3_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
+    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
+    8, 2, 8, 3, 8, 4, 8, 5,
 };
 inline constexpr const char* tcgen05_mma_sp_forms3_immediates[] = {
     "",
@@ -802,35 +846,33 @@ inline constexpr unsigned short tcgen05_mma_sp_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm13<tcgen05_mma_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms3_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm13<tcgen05_mma_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms3_opcode_pieces, tcgen05_mma_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms3_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms4: the opcode of each form, in the order of tcgen05_mma_sp_forms4_table, and
-// the asm statement of tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms4_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard",
+// tcgen05_mma_sp_forms4: the opcode of each form, in the order of tcgen05_mma_sp_forms4_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms4_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm14 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms4_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::i8",
+    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
+    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms4_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
+    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
+    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
+    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
+    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms4_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -841,23 +883,25 @@ inline constexpr unsigned short tcgen05_mma_sp_forms4_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_sp_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<tcgen05_mma_sp_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms4_opcode_pieces, tcgen05_mma_sp_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms5: the opcode of each form, in the order of tcgen05_mma_sp_forms5_table, and
-// the asm statement of tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms5_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
+// tcgen05_mma_sp_forms5: the opcode of each form, in the order of tcgen05_mma_sp_forms5_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms5_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm14 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms5_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms5_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
 };
 inline constexpr const char* tcgen05_mma_sp_forms5_immediates[] = {
     "",
@@ -871,35 +915,33 @@ inline constexpr unsigned short tcgen05_mma_sp_forms5_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_sp_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms5_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms5_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<tcgen05_mma_sp_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms5_opcode_pieces, tcgen05_mma_sp_forms5_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms5_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms6: the opcode of each form, in the order of tcgen05_mma_sp_forms6_table, and
-// the asm statement of tcgen05_mma_asm15 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms6_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::ti16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::i8.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::i8.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::ti16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::ti16.ashift.collector::a::discard",
+// tcgen05_mma_sp_forms6: the opcode of each form, in the order of tcgen05_mma_sp_forms6_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms6_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm15 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms6_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::i8",
+    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
+    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms6_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
+    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
+    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
+    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
+    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
+    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
 };
 inline constexpr unsigned short tcgen05_mma_sp_forms6_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -910,23 +952,25 @@ inline constexpr unsigned short tcgen05_mma_sp_forms6_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm15<tcgen05_mma_sp_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm15<tcgen05_mma_sp_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms6_opcode_pieces, tcgen05_mma_sp_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_forms7: the opcode of each form, in the order of tcgen05_mma_sp_forms7_table, and
-// the asm statement of tcgen05_mma_asm15 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms7_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::f16", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::tf32.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::f16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::f16.ashift.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::tf32.ashift.collector::a::discard",
+// tcgen05_mma_sp_forms7: the opcode of each form, in the order of tcgen05_mma_sp_forms7_table, as
+// two pieces (their numbers in tcgen05_mma_sp_forms7_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm15 it takes.
+inline constexpr const char* tcgen05_mma_sp_forms7_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
+    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
+};
+inline constexpr unsigned char tcgen05_mma_sp_forms7_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
+    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
+    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
 };
 inline constexpr const char* tcgen05_mma_sp_forms7_immediates[] = {
     "",
@@ -940,40 +984,40 @@ inline constexpr unsigned short tcgen05_mma_sp_forms7_statement[] = {
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm15<tcgen05_mma_sp_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms7_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms7_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm15<tcgen05_mma_sp_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms7_opcode_pieces, tcgen05_mma_sp_forms7_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms7_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms0_table, and
-// the asm statement of tcgen05_mma_asm16 it takes.
-inline constexpr const char* tcgen05_mma_sp_block_scale_forms0_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard",
+// tcgen05_mma_sp_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_sp_block_scale_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm16 it takes.
+inline constexpr const char* tcgen05_mma_sp_block_scale_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
+    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
+    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
+    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
+    ".block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_sp_block_scale_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
+    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
+    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
+    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
+    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
+    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
+    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
+    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
+    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
+    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
+    35, 12, 35, 13, 35, 14, 35, 15,
 };
 inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -985,40 +1029,40 @@ inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms0_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm16<tcgen05_mma_sp_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm16<tcgen05_mma_sp_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode_pieces, tcgen05_mma_sp_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_sp_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms1_table, and
-// the asm statement of tcgen05_mma_asm17 it takes.
-inline constexpr const char* tcgen05_mma_sp_block_scale_forms1_opcode[] = {
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::use",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale.block32.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.block32.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::lastuse",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::use",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::fill",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32",
-    "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::fill", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::use", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::lastuse", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale.block32.collector::a::discard",
+// tcgen05_mma_sp_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_sp_block_scale_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm17 it takes.
+inline constexpr const char* tcgen05_mma_sp_block_scale_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
+    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
+    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
+    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
+    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
+    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
+    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
+    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
+    ".block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale",
+};
+inline constexpr unsigned char tcgen05_mma_sp_block_scale_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
+    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
+    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
+    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
+    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
+    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
+    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
+    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
+    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
+    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
+    35, 12, 35, 13, 35, 14, 35, 15,
 };
 inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1030,37 +1074,35 @@ inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms1_statement[] = 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm17<tcgen05_mma_sp_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm17<tcgen05_mma_sp_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode_pieces, tcgen05_mma_sp_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_forms0: the opcode of each form, in the order of tcgen05_mma_ws_forms0_table, and
-// the asm statement of tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms0_opcode[] = {
-    "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_forms0: the opcode of each form, in the order of tcgen05_mma_ws_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_ws_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm0 it takes.
+inline constexpr const char* tcgen05_mma_ws_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1071,37 +1113,35 @@ inline constexpr unsigned short tcgen05_mma_ws_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_ws_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<tcgen05_mma_ws_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms0_opcode_pieces, tcgen05_mma_ws_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_forms1: the opcode of each form, in the order of tcgen05_mma_ws_forms1_table, and
-// the asm statement of tcgen05_mma_asm18 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms1_opcode[] = {
-    "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_forms1: the opcode of each form, in the order of tcgen05_mma_ws_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_ws_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm18 it takes.
+inline constexpr const char* tcgen05_mma_ws_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1112,37 +1152,35 @@ inline constexpr unsigned short tcgen05_mma_ws_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm18<tcgen05_mma_ws_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm18<tcgen05_mma_ws_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms1_opcode_pieces, tcgen05_mma_ws_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_forms2: the opcode of each form, in the order of tcgen05_mma_ws_forms2_table, and
-// the asm statement of tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms2_opcode[] = {
-    "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_forms2: the opcode of each form, in the order of tcgen05_mma_ws_forms2_table, as
+// two pieces (their numbers in tcgen05_mma_ws_forms2_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm2 it takes.
+inline constexpr const char* tcgen05_mma_ws_forms2_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_forms2_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_forms2_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1153,37 +1191,35 @@ inline constexpr unsigned short tcgen05_mma_ws_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_ws_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<tcgen05_mma_ws_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms2_opcode_pieces, tcgen05_mma_ws_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_forms3: the opcode of each form, in the order of tcgen05_mma_ws_forms3_table, and
-// the asm statement of tcgen05_mma_asm19 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms3_opcode[] = {
-    "tcgen05.mma.ws.cta_group::1.kind::f16", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_forms3: the opcode of each form, in the order of tcgen05_mma_ws_forms3_table, as
+// two pieces (their numbers in tcgen05_mma_ws_forms3_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm19 it takes.
+inline constexpr const char* tcgen05_mma_ws_forms3_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_forms3_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1194,37 +1230,35 @@ inline constexpr unsigned short tcgen05_mma_ws_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm19<tcgen05_mma_ws_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm19<tcgen05_mma_ws_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms3_opcode_pieces, tcgen05_mma_ws_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_sp_forms0: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms0_table, and
-// the asm statement of tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms0_opcode[] = {
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_sp_forms0: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms0_table, as
+// two pieces (their numbers in tcgen05_mma_ws_sp_forms0_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm12 it takes.
+inline constexpr const char* tcgen05_mma_ws_sp_forms0_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_sp_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_sp_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1235,37 +1269,35 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_ws_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<tcgen05_mma_ws_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode_pieces, tcgen05_mma_ws_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_sp_forms1: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms1_table, and
-// the asm statement of tcgen05_mma_asm20 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms1_opcode[] = {
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_sp_forms1: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms1_table, as
+// two pieces (their numbers in tcgen05_mma_ws_sp_forms1_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm20 it takes.
+inline constexpr const char* tcgen05_mma_ws_sp_forms1_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_sp_forms1_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_sp_forms1_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1276,37 +1308,35 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm20<tcgen05_mma_ws_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm20<tcgen05_mma_ws_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode_pieces, tcgen05_mma_ws_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_sp_forms2: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms2_table, and
-// the asm statement of tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms2_opcode[] = {
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_sp_forms2: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms2_table, as
+// two pieces (their numbers in tcgen05_mma_ws_sp_forms2_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm14 it takes.
+inline constexpr const char* tcgen05_mma_ws_sp_forms2_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_sp_forms2_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_sp_forms2_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1317,37 +1347,35 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms2_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_ws_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<tcgen05_mma_ws_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode_pieces, tcgen05_mma_ws_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_mma_ws_sp_forms3: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms3_table, and
-// the asm statement of tcgen05_mma_asm21 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms3_opcode[] = {
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f16.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::use",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::fill",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4.collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b0::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b1::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b2::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::lastuse", "tcgen05.mma.ws.sp.cta_group::1.kind::i8.collector::b3::discard",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b0::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b1::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b2::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::fill", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::use", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::lastuse",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::ti16.collector::b3::discard",
+// tcgen05_mma_ws_sp_forms3: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms3_table, as
+// two pieces (their numbers in tcgen05_mma_ws_sp_forms3_opcode_pieces), and the asm statement of
+// tcgen05_mma_asm21 it takes.
+inline constexpr const char* tcgen05_mma_ws_sp_forms3_opcode_pieces[] = {
+    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
+    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
+    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
+    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
+    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
+    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
+};
+inline constexpr unsigned char tcgen05_mma_ws_sp_forms3_opcode[] = {
+    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
+    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
+    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
+    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
+    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
+    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
+    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
+    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
+    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
+    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
+    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
 };
 inline constexpr unsigned short tcgen05_mma_ws_sp_forms3_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1358,7 +1386,7 @@ inline constexpr unsigned short tcgen05_mma_ws_sp_forms3_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm21<tcgen05_mma_ws_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm21<tcgen05_mma_ws_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode_pieces, tcgen05_mma_ws_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

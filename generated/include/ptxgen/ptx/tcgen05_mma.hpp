@@ -64,7 +64,23 @@ enum class tcgen05_mma_collector_usage : int {
     b3_discard,
 };
 
+
 namespace detail {
+
+PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
+    if ((cta_group == 1)) {
+        return 4;
+    }
+    if ((cta_group == 2)) {
+        return 8;
+    }
+    return 0;
+}
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -92,16 +108,6 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
-    if ((cta_group == 1)) {
-        return 4;
-    }
-    if ((cta_group == 2)) {
-        return 8;
-    }
-    return 0;
-}
-
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
@@ -124,21 +130,38 @@ struct tcgen05_mma_disable_output_lane_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms0_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
-    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
-    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
-    162050, 162306,
+// The 50 forms of tcgen05_mma: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
+        32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+        76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+        97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+        118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+        162050, 162306,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -173,9 +196,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -189,20 +210,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -210,11 +224,21 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms1_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
-    97024, 97280, 97536, 97792,
+// The 20 forms of tcgen05_mma: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+        97024, 97280, 97536, 97792,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -251,9 +275,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -271,14 +293,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms1<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -286,15 +307,29 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms2_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
-    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
-    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
-    162050, 162306,
+// The 50 forms of tcgen05_mma: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
+        32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+        76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+        97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+        118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+        162050, 162306,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -331,9 +366,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -350,20 +383,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms2<ptxgen_f::index>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -371,11 +397,21 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms3_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
-    97024, 97280, 97536, 97792,
+// The 20 forms of tcgen05_mma: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+        97024, 97280, 97536, 97792,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -414,9 +450,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -437,14 +471,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms3<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -452,18 +485,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms4_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
-    32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
-    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
-    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms4_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
+        32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
+        75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+        107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+        118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+        161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -498,9 +545,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms4_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms4_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -512,20 +557,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms4<ptxgen_f::index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -533,12 +571,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms5_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms5_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -575,9 +623,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms5_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms5_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -593,14 +639,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms5<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -608,18 +653,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms6_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
-    32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
-    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
-    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms6_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
+        32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
+        75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+        107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+        118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+        161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -656,9 +715,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms6_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms6_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -673,20 +730,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms6<ptxgen_f::index>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -694,12 +744,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_forms7_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_forms7_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -738,9 +798,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_forms7_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_forms7_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -759,14 +817,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_forms7<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -774,21 +831,37 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_block_scale: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_block_scale_forms0_table[] = {
-    129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
-    135169, 135425, 155906, 156162, 156418, 156674, 156930, 161280,
-    161536, 161792, 162048, 162304, 172033, 172289, 172545, 172801,
-    173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
-    204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
-    215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
-    221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
-    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
-    414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
-    430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
-    462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
-    468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
-    478722, 478978, 479234, 479490,
+// The 100 forms of tcgen05_mma_block_scale: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_block_scale_forms0_table {
+    static constexpr long long table[] = {
+        129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
+        135169, 135425, 155906, 156162, 156418, 156674, 156930, 161280,
+        161536, 161792, 162048, 162304, 172033, 172289, 172545, 172801,
+        173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
+        204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
+        215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
+        221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
+        392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+        414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
+        430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
+        462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
+        468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
+        478722, 478978, 479234, 479490,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x249200ull, 0, 86},
+        {0x6db600ull, 0, 88},
+        {0x249200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -827,9 +900,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -843,23 +914,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_block_scale_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -867,21 +928,37 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_block_scale_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_block_scale_forms1_table[] = {
-    129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
-    135169, 135425, 155906, 156162, 156418, 156674, 156930, 161280,
-    161536, 161792, 162048, 162304, 172033, 172289, 172545, 172801,
-    173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
-    204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
-    215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
-    221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
-    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
-    414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
-    430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
-    462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
-    468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
-    478722, 478978, 479234, 479490,
+// The 100 forms of tcgen05_mma_block_scale_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_block_scale_forms1_table {
+    static constexpr long long table[] = {
+        129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
+        135169, 135425, 155906, 156162, 156418, 156674, 156930, 161280,
+        161536, 161792, 162048, 162304, 172033, 172289, 172545, 172801,
+        173057, 188162, 188418, 188674, 188930, 189186, 204291, 204547,
+        204803, 205059, 205315, 209667, 209923, 210179, 210435, 210691,
+        215042, 215298, 215554, 215810, 216066, 220418, 220674, 220930,
+        221186, 221442, 387072, 387328, 387584, 387840, 388096, 392449,
+        392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+        414978, 419328, 419584, 419840, 420096, 420352, 430081, 430337,
+        430593, 430849, 431105, 446210, 446466, 446722, 446978, 447234,
+        462339, 462595, 462851, 463107, 463363, 467715, 467971, 468227,
+        468483, 468739, 473090, 473346, 473602, 473858, 474114, 478466,
+        478722, 478978, 479234, 479490,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x249200ull, 0, 86},
+        {0x6db600ull, 0, 88},
+        {0x249200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -920,9 +997,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -936,23 +1011,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_block_scale_forms1<ptxgen_f::index>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -960,10 +1025,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_decompress_forms0_table[] = {
-    0, 256, 512, 768, 1024, 5376, 5632, 5888,
-    6144, 6400,
+// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_decompress_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 5632, 5888,
+        6144, 6400,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -998,22 +1073,19 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_decompress_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1021,10 +1093,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_decompress_forms1_table[] = {
-    0, 256, 512, 768, 1024, 5376, 5632, 5888,
-    6144, 6400,
+// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_decompress_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 5632, 5888,
+        6144, 6400,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1061,9 +1143,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms1_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1072,14 +1152,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_decompress_forms1<ptxgen_f::index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1087,10 +1166,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_decompress_forms2_table[] = {
-    0, 256, 512, 768, 1024, 5376, 5632, 5888,
-    6144, 6400,
+// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_decompress_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 5632, 5888,
+        6144, 6400,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1125,22 +1214,19 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms2_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_decompress_forms2<ptxgen_f::index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1148,10 +1234,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_decompress_forms3_table[] = {
-    0, 256, 512, 768, 1024, 5376, 5632, 5888,
-    6144, 6400,
+// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_decompress_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 5632, 5888,
+        6144, 6400,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1188,9 +1284,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_decompress_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_decompress_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms3_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1199,14 +1293,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_decompress_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_decompress_forms3<ptxgen_f::index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1214,12 +1307,24 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 30 forms of tcgen05_mma_block_scale_decompress: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_block_scale_decompress_forms0_table[] = {
-    0, 256, 512, 768, 1024, 5377, 5633, 5889,
-    6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
-    32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
-    38657, 59136, 59392, 59648, 59904, 60160,
+// The 30 forms of tcgen05_mma_block_scale_decompress: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_block_scale_decompress_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5377, 5633, 5889,
+        6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
+        32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
+        38657, 59136, 59392, 59648, 59904, 60160,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+        {0x40000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1259,9 +1364,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_decompress_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1269,17 +1372,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_block_scale_decompress_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1287,12 +1386,24 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 30 forms of tcgen05_mma_block_scale_decompress_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_block_scale_decompress_forms1_table[] = {
-    0, 256, 512, 768, 1024, 5377, 5633, 5889,
-    6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
-    32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
-    38657, 59136, 59392, 59648, 59904, 60160,
+// The 30 forms of tcgen05_mma_block_scale_decompress_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_block_scale_decompress_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5377, 5633, 5889,
+        6145, 6401, 26880, 27136, 27392, 27648, 27904, 32256,
+        32512, 32768, 33024, 33280, 37633, 37889, 38145, 38401,
+        38657, 59136, 59392, 59648, 59904, 60160,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+        {0x40000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -1332,9 +1443,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_block_scale_decompress_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1342,17 +1451,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_block_scale_decompress_forms1<ptxgen_f::index>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1360,15 +1465,29 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms0_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
-    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
-    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
-    162050, 162306,
+// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
+        32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+        76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+        97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+        118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+        162050, 162306,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1405,9 +1524,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1421,20 +1538,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1442,11 +1552,21 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms1_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
-    97024, 97280, 97536, 97792,
+// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+        97024, 97280, 97536, 97792,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1485,9 +1605,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1505,14 +1623,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms1<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms1<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1520,15 +1637,29 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms2_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
-    32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
-    76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
-    97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
-    118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
-    162050, 162306,
+// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms2_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 21504, 21760, 22016, 22272, 22528, 32257,
+        32513, 32769, 33025, 33281, 75266, 75522, 75778, 76034,
+        76290, 86016, 86272, 86528, 86784, 87040, 96768, 97024,
+        97280, 97536, 97792, 107520, 107776, 108032, 108288, 108544,
+        118273, 118529, 118785, 119041, 119297, 161282, 161538, 161794,
+        162050, 162306,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1567,9 +1698,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1586,20 +1715,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms2<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms2<ptxgen_f::index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1607,11 +1729,21 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms3_table[] = {
-    0, 256, 512, 768, 1024, 10752, 11008, 11264,
-    11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
-    97024, 97280, 97536, 97792,
+// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms3_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 10752, 11008, 11264,
+        11520, 11776, 86016, 86272, 86528, 86784, 87040, 96768,
+        97024, 97280, 97536, 97792,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1652,9 +1784,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1675,14 +1805,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms3<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms3<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1690,18 +1819,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms4_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
-    32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
-    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
-    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms4_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
+        32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
+        75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+        107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+        118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+        161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1738,9 +1881,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms4_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms4_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1752,20 +1893,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms4<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms4<ptxgen_f::index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1773,12 +1907,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms5_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms5_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -1817,9 +1961,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms5_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms5_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1835,14 +1977,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms5<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms5<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1850,18 +1991,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms6_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
-    32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
-    75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
-    107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
-    118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
-    161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms6_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        21504, 21760, 22016, 22272, 22528, 26880, 27648, 27904,
+        32257, 32513, 32769, 33025, 33281, 37633, 38401, 38657,
+        75266, 75522, 75778, 76034, 76290, 80642, 81410, 81666,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+        107520, 107776, 108032, 108288, 108544, 112896, 113664, 113920,
+        118273, 118529, 118785, 119041, 119297, 123649, 124417, 124673,
+        161282, 161538, 161794, 162050, 162306, 166658, 167426, 167682,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1900,9 +2055,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms6_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms6_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1917,20 +2070,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_sp_forms6<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms6<ptxgen_f::index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1938,12 +2084,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_forms7_table[] = {
-    0, 256, 512, 768, 1024, 5376, 6144, 6400,
-    10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
-    86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
-    96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_forms7_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 5376, 6144, 6400,
+        10752, 11008, 11264, 11520, 11776, 16128, 16896, 17152,
+        86016, 86272, 86528, 86784, 87040, 91392, 92160, 92416,
+        96768, 97024, 97280, 97536, 97792, 102144, 102912, 103168,
+    };
+    static constexpr gate gates[] = {
+        {0xd8600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -1984,9 +2140,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_forms7_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_forms7_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -2005,14 +2159,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xd8600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_forms7<ptxgen_index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_forms7<ptxgen_f::index, PtxgenScaleInputD>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2020,21 +2173,39 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_sp_block_scale: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_block_scale_forms0_table[] = {
-    129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
-    135169, 135425, 155906, 156162, 156418, 156674, 156930, 161281,
-    161537, 161793, 162049, 162305, 172033, 172289, 172545, 172801,
-    173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
-    204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
-    215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
-    221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
-    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
-    414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
-    430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
-    462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
-    468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
-    478723, 478979, 479235, 479491,
+// The 100 forms of tcgen05_mma_sp_block_scale: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_block_scale_forms0_table {
+    static constexpr long long table[] = {
+        129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
+        135169, 135425, 155906, 156162, 156418, 156674, 156930, 161281,
+        161537, 161793, 162049, 162305, 172033, 172289, 172545, 172801,
+        173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
+        204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
+        215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
+        221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
+        392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+        414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
+        430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
+        462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
+        468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
+        478723, 478979, 479235, 479491,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x249200ull, 0, 86},
+        {0x6db600ull, 0, 88},
+        {0x249200ull, 0, 88},
+        {0x249200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -2075,9 +2246,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_block_scale_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -2091,26 +2260,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_block_scale_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2118,21 +2274,39 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_sp_block_scale_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_sp_block_scale_forms1_table[] = {
-    129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
-    135169, 135425, 155906, 156162, 156418, 156674, 156930, 161281,
-    161537, 161793, 162049, 162305, 172033, 172289, 172545, 172801,
-    173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
-    204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
-    215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
-    221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
-    392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
-    414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
-    430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
-    462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
-    468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
-    478723, 478979, 479235, 479491,
+// The 100 forms of tcgen05_mma_sp_block_scale_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_sp_block_scale_forms1_table {
+    static constexpr long long table[] = {
+        129024, 129280, 129536, 129792, 130048, 134401, 134657, 134913,
+        135169, 135425, 155906, 156162, 156418, 156674, 156930, 161281,
+        161537, 161793, 162049, 162305, 172033, 172289, 172545, 172801,
+        173057, 188163, 188419, 188675, 188931, 189187, 204292, 204548,
+        204804, 205060, 205316, 209668, 209924, 210180, 210436, 210692,
+        215043, 215299, 215555, 215811, 216067, 220419, 220675, 220931,
+        221187, 221443, 387072, 387328, 387584, 387840, 388096, 392449,
+        392705, 392961, 393217, 393473, 413954, 414210, 414466, 414722,
+        414978, 419329, 419585, 419841, 420097, 420353, 430081, 430337,
+        430593, 430849, 431105, 446211, 446467, 446723, 446979, 447235,
+        462340, 462596, 462852, 463108, 463364, 467716, 467972, 468228,
+        468484, 468740, 473091, 473347, 473603, 473859, 474115, 478467,
+        478723, 478979, 479235, 479491,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x249200ull, 0, 86},
+        {0x6db600ull, 0, 88},
+        {0x249200ull, 0, 88},
+        {0x249200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
@@ -2173,9 +2347,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_sp_block_scale_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -2189,26 +2361,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 3) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else if constexpr (ptxgen_class == 4) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 87, detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
-                         detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_sp_block_scale_forms1<ptxgen_f::index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2216,19 +2375,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_forms0_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_forms0_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -2261,9 +2434,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2271,20 +2442,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2292,19 +2456,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_forms1_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_forms1_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2339,9 +2517,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms1_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2349,20 +2525,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_forms1<ptxgen_f::index>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2370,19 +2539,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_forms2_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_forms2_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -2415,9 +2598,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms2_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2425,20 +2606,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_forms2<ptxgen_f::index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2446,19 +2620,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_forms3_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_forms3_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2493,9 +2681,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms3_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2503,20 +2689,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_forms3<ptxgen_f::index>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2524,19 +2703,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_sp_forms0_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_sp_forms0_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2571,9 +2764,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2581,20 +2772,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms0<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_sp_forms0<ptxgen_f::index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2602,19 +2786,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_sp_forms1_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_sp_forms1_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2651,9 +2849,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms1_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2661,20 +2857,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms1<ptxgen_index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_sp_forms1<ptxgen_f::index>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2682,19 +2871,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_sp_forms2_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_sp_forms2_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
@@ -2729,9 +2932,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms2_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2739,20 +2940,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms2<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_sp_forms2<ptxgen_f::index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2760,19 +2954,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_mma_ws_sp_forms3_table[] = {
-    0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
-    3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
-    5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
-    13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
-    15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
-    18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
-    20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
-    39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
-    41730, 41986, 42242, 42498, 42754,
+// The 85 forms of tcgen05_mma_ws_sp_tmem: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_mma_ws_sp_forms3_table {
+    static constexpr long long table[] = {
+        0, 1280, 1536, 1792, 2048, 2304, 2560, 2816,
+        3072, 3328, 3584, 3840, 4096, 4352, 4608, 4864,
+        5120, 5376, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 12032, 12288, 12544, 12800, 13056,
+        13312, 13568, 13824, 14080, 14336, 14592, 14848, 15104,
+        15360, 15616, 15872, 16129, 17409, 17665, 17921, 18177,
+        18433, 18689, 18945, 19201, 19457, 19713, 19969, 20225,
+        20481, 20737, 20993, 21249, 37634, 38914, 39170, 39426,
+        39682, 39938, 40194, 40450, 40706, 40962, 41218, 41474,
+        41730, 41986, 42242, 42498, 42754,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+        {0x201200ull, 0, 86},
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
@@ -2809,9 +3017,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_mma_ws_sp_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms3_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
                   "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
@@ -2819,23 +3025,78 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
                   "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x201200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else if constexpr (ptxgen_class == 2) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_mma_ws_sp_forms3<ptxgen_index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_mma_ws_sp_forms3<ptxgen_f::index>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of tcgen05_mma for these qualifiers, as array types: declare

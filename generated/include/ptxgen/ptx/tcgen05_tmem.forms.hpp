@@ -161,10 +161,15 @@ PTXGEN_PTX_DEVICE void tcgen05_tmem_asm11(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #endif
 }
 
-// tcgen05_alloc_forms0: the opcode of each form, in the order of tcgen05_alloc_forms0_table, and
-// the asm statement of tcgen05_tmem_asm0 it takes.
-inline constexpr const char* tcgen05_alloc_forms0_opcode[] = {
-    "tcgen05.alloc.cta_group::1.sync.aligned.b32", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.cta_group::2.sync.aligned.b32", "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+// tcgen05_alloc_forms0: the opcode of each form, in the order of tcgen05_alloc_forms0_table, as
+// two pieces (their numbers in tcgen05_alloc_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm0 it takes.
+inline constexpr const char* tcgen05_alloc_forms0_opcode_pieces[] = {
+    "", "tcgen05.alloc.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
+    "tcgen05.alloc.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_alloc_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_alloc_forms0_statement[] = {
     0, 1, 0, 1,
@@ -173,16 +178,21 @@ inline constexpr unsigned short tcgen05_alloc_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm0<tcgen05_alloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
+    tcgen05_tmem_asm0<tcgen05_alloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms0_opcode_pieces, tcgen05_alloc_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_alloc_forms1: the opcode of each form, in the order of tcgen05_alloc_forms1_table, and
-// the asm statement of tcgen05_tmem_asm1 it takes.
-inline constexpr const char* tcgen05_alloc_forms1_opcode[] = {
-    "tcgen05.alloc.cta_group::1.sync.aligned.b32", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.cta_group::2.sync.aligned.b32", "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+// tcgen05_alloc_forms1: the opcode of each form, in the order of tcgen05_alloc_forms1_table, as
+// two pieces (their numbers in tcgen05_alloc_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm1 it takes.
+inline constexpr const char* tcgen05_alloc_forms1_opcode_pieces[] = {
+    "", "tcgen05.alloc.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
+    "tcgen05.alloc.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_alloc_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr const char* tcgen05_alloc_forms1_immediates[] = {
     ", %0",
@@ -194,16 +204,21 @@ inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm1<tcgen05_alloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_forms1_immediates, 0, PtxgenNcols>>(dst);
+    tcgen05_tmem_asm1<tcgen05_alloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms1_opcode_pieces, tcgen05_alloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_alloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms0_table, and
-// the asm statement of tcgen05_tmem_asm0 it takes.
-inline constexpr const char* tcgen05_alloc_exclusive_forms0_opcode[] = {
-    "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32",
+// tcgen05_alloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms0_table, as
+// two pieces (their numbers in tcgen05_alloc_exclusive_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm0 it takes.
+inline constexpr const char* tcgen05_alloc_exclusive_forms0_opcode_pieces[] = {
+    "", "tcgen05.alloc.exclusive.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
+    "tcgen05.alloc.exclusive.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_alloc_exclusive_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_alloc_exclusive_forms0_statement[] = {
     0, 1, 0, 1,
@@ -212,16 +227,21 @@ inline constexpr unsigned short tcgen05_alloc_exclusive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm0<tcgen05_alloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
+    tcgen05_tmem_asm0<tcgen05_alloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode_pieces, tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_alloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms1_table, and
-// the asm statement of tcgen05_tmem_asm1 it takes.
-inline constexpr const char* tcgen05_alloc_exclusive_forms1_opcode[] = {
-    "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.b32", "tcgen05.alloc.exclusive.cta_group::2.sync.aligned.shared::cta.b32",
+// tcgen05_alloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms1_table, as
+// two pieces (their numbers in tcgen05_alloc_exclusive_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm1 it takes.
+inline constexpr const char* tcgen05_alloc_exclusive_forms1_opcode_pieces[] = {
+    "", "tcgen05.alloc.exclusive.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
+    "tcgen05.alloc.exclusive.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_alloc_exclusive_forms1_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr const char* tcgen05_alloc_exclusive_forms1_immediates[] = {
     ", %0",
@@ -233,16 +253,20 @@ inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm1<tcgen05_alloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(dst);
+    tcgen05_tmem_asm1<tcgen05_alloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode_pieces, tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_dealloc_forms0: the opcode of each form, in the order of tcgen05_dealloc_forms0_table, and
-// the asm statement of tcgen05_tmem_asm2 it takes.
-inline constexpr const char* tcgen05_dealloc_forms0_opcode[] = {
-    "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+// tcgen05_dealloc_forms0: the opcode of each form, in the order of tcgen05_dealloc_forms0_table, as
+// two pieces (their numbers in tcgen05_dealloc_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm2 it takes.
+inline constexpr const char* tcgen05_dealloc_forms0_opcode_pieces[] = {
+    "", "tcgen05.dealloc.cta_group::1", ".sync.aligned.b32", "tcgen05.dealloc.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_dealloc_forms0_opcode[] = {
+    1, 2, 3, 2,
 };
 inline constexpr unsigned short tcgen05_dealloc_forms0_statement[] = {
     0, 0,
@@ -251,16 +275,20 @@ inline constexpr unsigned short tcgen05_dealloc_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm2<tcgen05_dealloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
+    tcgen05_tmem_asm2<tcgen05_dealloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms0_opcode_pieces, tcgen05_dealloc_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_dealloc_forms1: the opcode of each form, in the order of tcgen05_dealloc_forms1_table, and
-// the asm statement of tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_dealloc_forms1_opcode[] = {
-    "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.cta_group::2.sync.aligned.b32",
+// tcgen05_dealloc_forms1: the opcode of each form, in the order of tcgen05_dealloc_forms1_table, as
+// two pieces (their numbers in tcgen05_dealloc_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm3 it takes.
+inline constexpr const char* tcgen05_dealloc_forms1_opcode_pieces[] = {
+    "", "tcgen05.dealloc.cta_group::1", ".sync.aligned.b32", "tcgen05.dealloc.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_dealloc_forms1_opcode[] = {
+    1, 2, 3, 2,
 };
 inline constexpr const char* tcgen05_dealloc_forms1_immediates[] = {
     ", %0",
@@ -272,16 +300,20 @@ inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_dealloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_forms1_immediates, 0, PtxgenNcols>>(taddr);
+    tcgen05_tmem_asm3<tcgen05_dealloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms1_opcode_pieces, tcgen05_dealloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_dealloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms0_table, and
-// the asm statement of tcgen05_tmem_asm2 it takes.
-inline constexpr const char* tcgen05_dealloc_exclusive_forms0_opcode[] = {
-    "tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32",
+// tcgen05_dealloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms0_table, as
+// two pieces (their numbers in tcgen05_dealloc_exclusive_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm2 it takes.
+inline constexpr const char* tcgen05_dealloc_exclusive_forms0_opcode_pieces[] = {
+    "", "tcgen05.dealloc.exclusive", ".cta_group::1.sync.aligned.b32", ".cta_group::2.sync.aligned.b32",
+};
+inline constexpr unsigned char tcgen05_dealloc_exclusive_forms0_opcode[] = {
+    1, 2, 1, 3,
 };
 inline constexpr unsigned short tcgen05_dealloc_exclusive_forms0_statement[] = {
     0, 0,
@@ -290,16 +322,20 @@ inline constexpr unsigned short tcgen05_dealloc_exclusive_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm2<tcgen05_dealloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
+    tcgen05_tmem_asm2<tcgen05_dealloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode_pieces, tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_dealloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms1_table, and
-// the asm statement of tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_dealloc_exclusive_forms1_opcode[] = {
-    "tcgen05.dealloc.exclusive.cta_group::1.sync.aligned.b32", "tcgen05.dealloc.exclusive.cta_group::2.sync.aligned.b32",
+// tcgen05_dealloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms1_table, as
+// two pieces (their numbers in tcgen05_dealloc_exclusive_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm3 it takes.
+inline constexpr const char* tcgen05_dealloc_exclusive_forms1_opcode_pieces[] = {
+    "", "tcgen05.dealloc.exclusive", ".cta_group::1.sync.aligned.b32", ".cta_group::2.sync.aligned.b32",
+};
+inline constexpr unsigned char tcgen05_dealloc_exclusive_forms1_opcode[] = {
+    1, 2, 1, 3,
 };
 inline constexpr const char* tcgen05_dealloc_exclusive_forms1_immediates[] = {
     ", %0",
@@ -311,16 +347,20 @@ inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_dealloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(taddr);
+    tcgen05_tmem_asm3<tcgen05_dealloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode_pieces, tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_relinquish_alloc_permit_forms0: the opcode of each form, in the order of tcgen05_relinquish_alloc_permit_forms0_table, and
-// the asm statement of tcgen05_tmem_asm4 it takes.
-inline constexpr const char* tcgen05_relinquish_alloc_permit_forms0_opcode[] = {
-    "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned",
+// tcgen05_relinquish_alloc_permit_forms0: the opcode of each form, in the order of tcgen05_relinquish_alloc_permit_forms0_table, as
+// two pieces (their numbers in tcgen05_relinquish_alloc_permit_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm4 it takes.
+inline constexpr const char* tcgen05_relinquish_alloc_permit_forms0_opcode_pieces[] = {
+    "", "tcgen05.relinquish_alloc_permit", ".cta_group::1.sync.aligned", ".cta_group::2.sync.aligned",
+};
+inline constexpr unsigned char tcgen05_relinquish_alloc_permit_forms0_opcode[] = {
+    1, 2, 1, 3,
 };
 inline constexpr unsigned short tcgen05_relinquish_alloc_permit_forms0_statement[] = {
     0, 0,
@@ -329,30 +369,32 @@ inline constexpr unsigned short tcgen05_relinquish_alloc_permit_forms0_statement
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm4<tcgen05_relinquish_alloc_permit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode, PtxgenF>>();
+    tcgen05_tmem_asm4<tcgen05_relinquish_alloc_permit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode_pieces, tcgen05_relinquish_alloc_permit_forms0_opcode, PtxgenF>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_ld_forms0: the opcode of each form, in the order of tcgen05_ld_forms0_table, and
-// the asm statement of tcgen05_tmem_asm5 it takes.
-inline constexpr const char* tcgen05_ld_forms0_opcode[] = {
-    "tcgen05.ld.sync.aligned.16x64b.x1.b32", "tcgen05.ld.sync.aligned.16x64b.x1.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x2.b32", "tcgen05.ld.sync.aligned.16x64b.x2.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x64b.x4.b32", "tcgen05.ld.sync.aligned.16x64b.x4.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x8.b32", "tcgen05.ld.sync.aligned.16x64b.x8.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x64b.x16.b32", "tcgen05.ld.sync.aligned.16x64b.x16.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x32.b32", "tcgen05.ld.sync.aligned.16x64b.x32.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x64b.x64.b32", "tcgen05.ld.sync.aligned.16x64b.x64.pack::16b.b32", "tcgen05.ld.sync.aligned.16x64b.x128.b32", "tcgen05.ld.sync.aligned.16x64b.x128.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x128b.x1.b32", "tcgen05.ld.sync.aligned.16x128b.x1.pack::16b.b32", "tcgen05.ld.sync.aligned.16x128b.x2.b32", "tcgen05.ld.sync.aligned.16x128b.x2.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x128b.x4.b32", "tcgen05.ld.sync.aligned.16x128b.x4.pack::16b.b32", "tcgen05.ld.sync.aligned.16x128b.x8.b32", "tcgen05.ld.sync.aligned.16x128b.x8.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x128b.x16.b32", "tcgen05.ld.sync.aligned.16x128b.x16.pack::16b.b32", "tcgen05.ld.sync.aligned.16x128b.x32.b32", "tcgen05.ld.sync.aligned.16x128b.x32.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x128b.x64.b32", "tcgen05.ld.sync.aligned.16x128b.x64.pack::16b.b32", "tcgen05.ld.sync.aligned.16x256b.x1.b32", "tcgen05.ld.sync.aligned.16x256b.x1.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x256b.x2.b32", "tcgen05.ld.sync.aligned.16x256b.x2.pack::16b.b32", "tcgen05.ld.sync.aligned.16x256b.x4.b32", "tcgen05.ld.sync.aligned.16x256b.x4.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x256b.x8.b32", "tcgen05.ld.sync.aligned.16x256b.x8.pack::16b.b32", "tcgen05.ld.sync.aligned.16x256b.x16.b32", "tcgen05.ld.sync.aligned.16x256b.x16.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x256b.x32.b32", "tcgen05.ld.sync.aligned.16x256b.x32.pack::16b.b32", "tcgen05.ld.sync.aligned.32x32b.x1.b32", "tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.32x32b.x2.b32", "tcgen05.ld.sync.aligned.32x32b.x2.pack::16b.b32", "tcgen05.ld.sync.aligned.32x32b.x4.b32", "tcgen05.ld.sync.aligned.32x32b.x4.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.32x32b.x8.b32", "tcgen05.ld.sync.aligned.32x32b.x8.pack::16b.b32", "tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.32x32b.x32.pack::16b.b32", "tcgen05.ld.sync.aligned.32x32b.x64.b32", "tcgen05.ld.sync.aligned.32x32b.x64.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.32x32b.x128.b32", "tcgen05.ld.sync.aligned.32x32b.x128.pack::16b.b32",
+// tcgen05_ld_forms0: the opcode of each form, in the order of tcgen05_ld_forms0_table, as
+// two pieces (their numbers in tcgen05_ld_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm5 it takes.
+inline constexpr const char* tcgen05_ld_forms0_opcode_pieces[] = {
+    "", "tcgen05.ld.sync.aligned.16x64b", ".x1.b32", ".x1.pack::16b.b32",
+    ".x2.b32", ".x2.pack::16b.b32", ".x4.b32", ".x4.pack::16b.b32",
+    ".x8.b32", ".x8.pack::16b.b32", ".x16.b32", ".x16.pack::16b.b32",
+    ".x32.b32", ".x32.pack::16b.b32", ".x64.b32", ".x64.pack::16b.b32",
+    ".x128.b32", ".x128.pack::16b.b32", "tcgen05.ld.sync.aligned.16x128b", "tcgen05.ld.sync.aligned.16x256b",
+    "tcgen05.ld.sync.aligned.32x32b",
+};
+inline constexpr unsigned char tcgen05_ld_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15, 19, 2, 19, 3,
+    19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9, 19, 10, 19, 11,
+    19, 12, 19, 13, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
+    20, 16, 20, 17,
 };
 inline constexpr unsigned short tcgen05_ld_forms0_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 2, 2,
@@ -362,19 +404,25 @@ inline constexpr unsigned short tcgen05_ld_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm5<tcgen05_ld_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms0_opcode, PtxgenF>, detail::no_text>(r, taddr);
+    tcgen05_tmem_asm5<tcgen05_ld_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms0_opcode_pieces, tcgen05_ld_forms0_opcode, PtxgenF>, detail::no_text>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_ld_forms1: the opcode of each form, in the order of tcgen05_ld_forms1_table, and
-// the asm statement of tcgen05_tmem_asm5 it takes.
-inline constexpr const char* tcgen05_ld_forms1_opcode[] = {
-    "tcgen05.ld.sync.aligned.16x32bx2.x1.b32", "tcgen05.ld.sync.aligned.16x32bx2.x1.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x2.b32", "tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x32bx2.x4.b32", "tcgen05.ld.sync.aligned.16x32bx2.x4.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x8.b32", "tcgen05.ld.sync.aligned.16x32bx2.x8.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x32bx2.x16.b32", "tcgen05.ld.sync.aligned.16x32bx2.x16.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x32.b32", "tcgen05.ld.sync.aligned.16x32bx2.x32.pack::16b.b32",
-    "tcgen05.ld.sync.aligned.16x32bx2.x64.b32", "tcgen05.ld.sync.aligned.16x32bx2.x64.pack::16b.b32", "tcgen05.ld.sync.aligned.16x32bx2.x128.b32", "tcgen05.ld.sync.aligned.16x32bx2.x128.pack::16b.b32",
+// tcgen05_ld_forms1: the opcode of each form, in the order of tcgen05_ld_forms1_table, as
+// two pieces (their numbers in tcgen05_ld_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm5 it takes.
+inline constexpr const char* tcgen05_ld_forms1_opcode_pieces[] = {
+    "", "tcgen05.ld.sync.aligned.16x32bx2", ".x1.b32", ".x1.pack::16b.b32",
+    ".x2.b32", ".x2.pack::16b.b32", ".x4.b32", ".x4.pack::16b.b32",
+    ".x8.b32", ".x8.pack::16b.b32", ".x16.b32", ".x16.pack::16b.b32",
+    ".x32.b32", ".x32.pack::16b.b32", ".x64.b32", ".x64.pack::16b.b32",
+    ".x128.b32", ".x128.pack::16b.b32",
+};
+inline constexpr unsigned char tcgen05_ld_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
 };
 inline constexpr const char* tcgen05_ld_forms1_immediates[] = {
     ", %0",
@@ -386,36 +434,34 @@ inline constexpr unsigned short tcgen05_ld_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm5<tcgen05_ld_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, taddr);
+    tcgen05_tmem_asm5<tcgen05_ld_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms1_opcode_pieces, tcgen05_ld_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_ld_red_forms0: the opcode of each form, in the order of tcgen05_ld_red_forms0_table, and
-// the asm statement of tcgen05_tmem_asm6 it takes.
-inline constexpr const char* tcgen05_ld_red_forms0_opcode[] = {
-    "tcgen05.ld.red.sync.aligned.32x32b.x2.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x2.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x4.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x4.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x4.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x4.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x4.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x4.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x8.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x8.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x8.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x8.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x8.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x8.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x16.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x16.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x16.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x16.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x16.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x16.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x32.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x32.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x32.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x32.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x32.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x32.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x64.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x64.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x64.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x64.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x64.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x64.max.s32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x128.min.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.min.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x128.min.u32", "tcgen05.ld.red.sync.aligned.32x32b.x128.min.s32", "tcgen05.ld.red.sync.aligned.32x32b.x128.max.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.32x32b.x128.max.u32", "tcgen05.ld.red.sync.aligned.32x32b.x128.max.s32",
+// tcgen05_ld_red_forms0: the opcode of each form, in the order of tcgen05_ld_red_forms0_table, as
+// two pieces (their numbers in tcgen05_ld_red_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm6 it takes.
+inline constexpr const char* tcgen05_ld_red_forms0_opcode_pieces[] = {
+    "", "tcgen05.ld.red.sync.aligned.32x32b.x2", ".min.f32", ".min.NaN.f32",
+    ".min.abs.f32", ".min.abs.NaN.f32", ".min.u32", ".min.s32",
+    ".max.f32", ".max.NaN.f32", ".max.abs.f32", ".max.abs.NaN.f32",
+    ".max.u32", ".max.s32", "tcgen05.ld.red.sync.aligned.32x32b.x4", "tcgen05.ld.red.sync.aligned.32x32b.x8",
+    "tcgen05.ld.red.sync.aligned.32x32b.x16", "tcgen05.ld.red.sync.aligned.32x32b.x32", "tcgen05.ld.red.sync.aligned.32x32b.x64", "tcgen05.ld.red.sync.aligned.32x32b.x128",
+};
+inline constexpr unsigned char tcgen05_ld_red_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 14, 11, 14, 12, 14, 13,
+    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
+    15, 10, 15, 11, 15, 12, 15, 13, 16, 2, 16, 3, 16, 4, 16, 5,
+    16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13,
+    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
+    17, 10, 17, 11, 17, 12, 17, 13, 18, 2, 18, 3, 18, 4, 18, 5,
+    18, 6, 18, 7, 18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13,
+    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
+    19, 10, 19, 11, 19, 12, 19, 13,
 };
 inline constexpr unsigned short tcgen05_ld_red_forms0_statement[] = {
     0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 2, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 4, 4,
@@ -426,36 +472,34 @@ inline constexpr unsigned short tcgen05_ld_red_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm6<tcgen05_ld_red_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms0_opcode, PtxgenF>, detail::no_text>(r, redval, taddr);
+    tcgen05_tmem_asm6<tcgen05_ld_red_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms0_opcode_pieces, tcgen05_ld_red_forms0_opcode, PtxgenF>, detail::no_text>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_ld_red_forms1: the opcode of each form, in the order of tcgen05_ld_red_forms1_table, and
-// the asm statement of tcgen05_tmem_asm6 it takes.
-inline constexpr const char* tcgen05_ld_red_forms1_opcode[] = {
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x2.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x8.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x16.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x32.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64.max.s32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.abs.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.min.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.NaN.f32",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.abs.NaN.f32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.u32", "tcgen05.ld.red.sync.aligned.16x32bx2.x128.max.s32",
+// tcgen05_ld_red_forms1: the opcode of each form, in the order of tcgen05_ld_red_forms1_table, as
+// two pieces (their numbers in tcgen05_ld_red_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm6 it takes.
+inline constexpr const char* tcgen05_ld_red_forms1_opcode_pieces[] = {
+    "", "tcgen05.ld.red.sync.aligned.16x32bx2.x2", ".min.f32", ".min.NaN.f32",
+    ".min.abs.f32", ".min.abs.NaN.f32", ".min.u32", ".min.s32",
+    ".max.f32", ".max.NaN.f32", ".max.abs.f32", ".max.abs.NaN.f32",
+    ".max.u32", ".max.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4", "tcgen05.ld.red.sync.aligned.16x32bx2.x8",
+    "tcgen05.ld.red.sync.aligned.16x32bx2.x16", "tcgen05.ld.red.sync.aligned.16x32bx2.x32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64", "tcgen05.ld.red.sync.aligned.16x32bx2.x128",
+};
+inline constexpr unsigned char tcgen05_ld_red_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 14, 11, 14, 12, 14, 13,
+    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
+    15, 10, 15, 11, 15, 12, 15, 13, 16, 2, 16, 3, 16, 4, 16, 5,
+    16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13,
+    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
+    17, 10, 17, 11, 17, 12, 17, 13, 18, 2, 18, 3, 18, 4, 18, 5,
+    18, 6, 18, 7, 18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13,
+    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
+    19, 10, 19, 11, 19, 12, 19, 13,
 };
 inline constexpr const char* tcgen05_ld_red_forms1_immediates[] = {
     ", %0",
@@ -469,27 +513,28 @@ inline constexpr unsigned short tcgen05_ld_red_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm6<tcgen05_ld_red_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_red_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, redval, taddr);
+    tcgen05_tmem_asm6<tcgen05_ld_red_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms1_opcode_pieces, tcgen05_ld_red_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_red_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_ld_red_spcompress_forms0: the opcode of each form, in the order of tcgen05_ld_red_spcompress_forms0_table, and
-// the asm statement of tcgen05_tmem_asm7 it takes.
-inline constexpr const char* tcgen05_ld_red_spcompress_forms0_opcode[] = {
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4.max.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8.max.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16.max.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32.max.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64.max.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.min.sp::2:4.abs.NaN.f32.b2",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128.max.sp::2:4.abs.NaN.f32.b2",
+// tcgen05_ld_red_spcompress_forms0: the opcode of each form, in the order of tcgen05_ld_red_spcompress_forms0_table, as
+// two pieces (their numbers in tcgen05_ld_red_spcompress_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm7 it takes.
+inline constexpr const char* tcgen05_ld_red_spcompress_forms0_opcode_pieces[] = {
+    "", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4", ".min.sp::2:4.f32.b2", ".min.sp::2:4.NaN.f32.b2",
+    ".min.sp::2:4.abs.f32.b2", ".min.sp::2:4.abs.NaN.f32.b2", ".max.sp::2:4.f32.b2", ".max.sp::2:4.NaN.f32.b2",
+    ".max.sp::2:4.abs.f32.b2", ".max.sp::2:4.abs.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16",
+    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128",
+};
+inline constexpr unsigned char tcgen05_ld_red_spcompress_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
+    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
+    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
+    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
 };
 inline constexpr unsigned short tcgen05_ld_red_spcompress_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
@@ -499,30 +544,32 @@ inline constexpr unsigned short tcgen05_ld_red_spcompress_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm7<tcgen05_ld_red_spcompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>>(mdata, cdata, redval, taddr);
+    tcgen05_tmem_asm7<tcgen05_ld_red_spcompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode_pieces, tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>>(mdata, cdata, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_st_forms0: the opcode of each form, in the order of tcgen05_st_forms0_table, and
-// the asm statement of tcgen05_tmem_asm8 it takes.
-inline constexpr const char* tcgen05_st_forms0_opcode[] = {
-    "tcgen05.st.sync.aligned.16x64b.x1.b32", "tcgen05.st.sync.aligned.16x64b.x1.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x2.b32", "tcgen05.st.sync.aligned.16x64b.x2.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x64b.x4.b32", "tcgen05.st.sync.aligned.16x64b.x4.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x8.b32", "tcgen05.st.sync.aligned.16x64b.x8.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x64b.x16.b32", "tcgen05.st.sync.aligned.16x64b.x16.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x32.b32", "tcgen05.st.sync.aligned.16x64b.x32.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x64b.x64.b32", "tcgen05.st.sync.aligned.16x64b.x64.unpack::16b.b32", "tcgen05.st.sync.aligned.16x64b.x128.b32", "tcgen05.st.sync.aligned.16x64b.x128.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x128b.x1.b32", "tcgen05.st.sync.aligned.16x128b.x1.unpack::16b.b32", "tcgen05.st.sync.aligned.16x128b.x2.b32", "tcgen05.st.sync.aligned.16x128b.x2.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x128b.x4.b32", "tcgen05.st.sync.aligned.16x128b.x4.unpack::16b.b32", "tcgen05.st.sync.aligned.16x128b.x8.b32", "tcgen05.st.sync.aligned.16x128b.x8.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x128b.x16.b32", "tcgen05.st.sync.aligned.16x128b.x16.unpack::16b.b32", "tcgen05.st.sync.aligned.16x128b.x32.b32", "tcgen05.st.sync.aligned.16x128b.x32.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x128b.x64.b32", "tcgen05.st.sync.aligned.16x128b.x64.unpack::16b.b32", "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.st.sync.aligned.16x256b.x1.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x256b.x2.b32", "tcgen05.st.sync.aligned.16x256b.x2.unpack::16b.b32", "tcgen05.st.sync.aligned.16x256b.x4.b32", "tcgen05.st.sync.aligned.16x256b.x4.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x256b.x8.b32", "tcgen05.st.sync.aligned.16x256b.x8.unpack::16b.b32", "tcgen05.st.sync.aligned.16x256b.x16.b32", "tcgen05.st.sync.aligned.16x256b.x16.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x256b.x32.b32", "tcgen05.st.sync.aligned.16x256b.x32.unpack::16b.b32", "tcgen05.st.sync.aligned.32x32b.x1.b32", "tcgen05.st.sync.aligned.32x32b.x1.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.32x32b.x2.b32", "tcgen05.st.sync.aligned.32x32b.x2.unpack::16b.b32", "tcgen05.st.sync.aligned.32x32b.x4.b32", "tcgen05.st.sync.aligned.32x32b.x4.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.32x32b.x8.b32", "tcgen05.st.sync.aligned.32x32b.x8.unpack::16b.b32", "tcgen05.st.sync.aligned.32x32b.x16.b32", "tcgen05.st.sync.aligned.32x32b.x16.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.32x32b.x32.b32", "tcgen05.st.sync.aligned.32x32b.x32.unpack::16b.b32", "tcgen05.st.sync.aligned.32x32b.x64.b32", "tcgen05.st.sync.aligned.32x32b.x64.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.32x32b.x128.b32", "tcgen05.st.sync.aligned.32x32b.x128.unpack::16b.b32",
+// tcgen05_st_forms0: the opcode of each form, in the order of tcgen05_st_forms0_table, as
+// two pieces (their numbers in tcgen05_st_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm8 it takes.
+inline constexpr const char* tcgen05_st_forms0_opcode_pieces[] = {
+    "", "tcgen05.st.sync.aligned.16x64b", ".x1.b32", ".x1.unpack::16b.b32",
+    ".x2.b32", ".x2.unpack::16b.b32", ".x4.b32", ".x4.unpack::16b.b32",
+    ".x8.b32", ".x8.unpack::16b.b32", ".x16.b32", ".x16.unpack::16b.b32",
+    ".x32.b32", ".x32.unpack::16b.b32", ".x64.b32", ".x64.unpack::16b.b32",
+    ".x128.b32", ".x128.unpack::16b.b32", "tcgen05.st.sync.aligned.16x128b", "tcgen05.st.sync.aligned.16x256b",
+    "tcgen05.st.sync.aligned.32x32b",
+};
+inline constexpr unsigned char tcgen05_st_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15, 19, 2, 19, 3,
+    19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9, 19, 10, 19, 11,
+    19, 12, 19, 13, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
+    20, 16, 20, 17,
 };
 inline constexpr unsigned short tcgen05_st_forms0_statement[] = {
     0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 2, 2,
@@ -532,19 +579,25 @@ inline constexpr unsigned short tcgen05_st_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm8<tcgen05_st_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms0_opcode, PtxgenF>, detail::no_text>(taddr, r);
+    tcgen05_tmem_asm8<tcgen05_st_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms0_opcode_pieces, tcgen05_st_forms0_opcode, PtxgenF>, detail::no_text>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_st_forms1: the opcode of each form, in the order of tcgen05_st_forms1_table, and
-// the asm statement of tcgen05_tmem_asm8 it takes.
-inline constexpr const char* tcgen05_st_forms1_opcode[] = {
-    "tcgen05.st.sync.aligned.16x32bx2.x1.b32", "tcgen05.st.sync.aligned.16x32bx2.x1.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x2.b32", "tcgen05.st.sync.aligned.16x32bx2.x2.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x32bx2.x4.b32", "tcgen05.st.sync.aligned.16x32bx2.x4.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x8.b32", "tcgen05.st.sync.aligned.16x32bx2.x8.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x32bx2.x16.b32", "tcgen05.st.sync.aligned.16x32bx2.x16.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x32.b32", "tcgen05.st.sync.aligned.16x32bx2.x32.unpack::16b.b32",
-    "tcgen05.st.sync.aligned.16x32bx2.x64.b32", "tcgen05.st.sync.aligned.16x32bx2.x64.unpack::16b.b32", "tcgen05.st.sync.aligned.16x32bx2.x128.b32", "tcgen05.st.sync.aligned.16x32bx2.x128.unpack::16b.b32",
+// tcgen05_st_forms1: the opcode of each form, in the order of tcgen05_st_forms1_table, as
+// two pieces (their numbers in tcgen05_st_forms1_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm8 it takes.
+inline constexpr const char* tcgen05_st_forms1_opcode_pieces[] = {
+    "", "tcgen05.st.sync.aligned.16x32bx2", ".x1.b32", ".x1.unpack::16b.b32",
+    ".x2.b32", ".x2.unpack::16b.b32", ".x4.b32", ".x4.unpack::16b.b32",
+    ".x8.b32", ".x8.unpack::16b.b32", ".x16.b32", ".x16.unpack::16b.b32",
+    ".x32.b32", ".x32.unpack::16b.b32", ".x64.b32", ".x64.unpack::16b.b32",
+    ".x128.b32", ".x128.unpack::16b.b32",
+};
+inline constexpr unsigned char tcgen05_st_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
 };
 inline constexpr const char* tcgen05_st_forms1_immediates[] = {
     ", %0",
@@ -556,24 +609,27 @@ inline constexpr unsigned short tcgen05_st_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm8<tcgen05_st_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_st_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(taddr, r);
+    tcgen05_tmem_asm8<tcgen05_st_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms1_opcode_pieces, tcgen05_st_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_st_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_cp_forms0: the opcode of each form, in the order of tcgen05_cp_forms0_table, and
-// the asm statement of tcgen05_tmem_asm9 it takes.
-inline constexpr const char* tcgen05_cp_forms0_opcode[] = {
-    "tcgen05.cp.cta_group::1.128x256b", "tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.4x256b",
-    "tcgen05.cp.cta_group::1.4x256b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.4x256b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.128x128b", "tcgen05.cp.cta_group::1.128x128b.b8x16.b6x16_p32",
-    "tcgen05.cp.cta_group::1.128x128b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.64x128b.warpx2::02_13", "tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b4x16_p64",
-    "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23", "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23.b8x16.b4x16_p64", "tcgen05.cp.cta_group::1.32x128b.warpx4",
-    "tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b6x16_p32", "tcgen05.cp.cta_group::1.32x128b.warpx4.b8x16.b4x16_p64", "tcgen05.cp.cta_group::2.128x256b", "tcgen05.cp.cta_group::2.128x256b.b8x16.b6x16_p32",
-    "tcgen05.cp.cta_group::2.128x256b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::2.4x256b", "tcgen05.cp.cta_group::2.4x256b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::2.4x256b.b8x16.b4x16_p64",
-    "tcgen05.cp.cta_group::2.128x128b", "tcgen05.cp.cta_group::2.128x128b.b8x16.b6x16_p32", "tcgen05.cp.cta_group::2.128x128b.b8x16.b4x16_p64", "tcgen05.cp.cta_group::2.64x128b.warpx2::02_13",
-    "tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b6x16_p32", "tcgen05.cp.cta_group::2.64x128b.warpx2::02_13.b8x16.b4x16_p64", "tcgen05.cp.cta_group::2.64x128b.warpx2::01_23", "tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b6x16_p32",
-    "tcgen05.cp.cta_group::2.64x128b.warpx2::01_23.b8x16.b4x16_p64", "tcgen05.cp.cta_group::2.32x128b.warpx4", "tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b6x16_p32", "tcgen05.cp.cta_group::2.32x128b.warpx4.b8x16.b4x16_p64",
+// tcgen05_cp_forms0: the opcode of each form, in the order of tcgen05_cp_forms0_table, as
+// two pieces (their numbers in tcgen05_cp_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm9 it takes.
+inline constexpr const char* tcgen05_cp_forms0_opcode_pieces[] = {
+    "", "tcgen05.cp.cta_group::1.128x256b", ".b8x16.b6x16_p32", ".b8x16.b4x16_p64",
+    "tcgen05.cp.cta_group::1.4x256b", "tcgen05.cp.cta_group::1.128x128b", "tcgen05.cp.cta_group::1.64x128b.warpx2::02_13", "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23",
+    "tcgen05.cp.cta_group::1.32x128b.warpx4", "tcgen05.cp.cta_group::2.128x256b", "tcgen05.cp.cta_group::2.4x256b", "tcgen05.cp.cta_group::2.128x128b",
+    "tcgen05.cp.cta_group::2.64x128b.warpx2::02_13", "tcgen05.cp.cta_group::2.64x128b.warpx2::01_23", "tcgen05.cp.cta_group::2.32x128b.warpx4",
+};
+inline constexpr unsigned char tcgen05_cp_forms0_opcode[] = {
+    1, 0, 1, 2, 1, 3, 4, 0, 4, 2, 4, 3, 5, 0, 5, 2,
+    5, 3, 6, 0, 6, 2, 6, 3, 7, 0, 7, 2, 7, 3, 8, 0,
+    8, 2, 8, 3, 9, 0, 9, 2, 9, 3, 10, 0, 10, 2, 10, 3,
+    11, 0, 11, 2, 11, 3, 12, 0, 12, 2, 12, 3, 13, 0, 13, 2,
+    13, 3, 14, 0, 14, 2, 14, 3,
 };
 inline constexpr unsigned short tcgen05_cp_forms0_statement[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -583,16 +639,20 @@ inline constexpr unsigned short tcgen05_cp_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm9<tcgen05_cp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_cp_forms0_opcode, PtxgenF>>(taddr, s_desc);
+    tcgen05_tmem_asm9<tcgen05_cp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_cp_forms0_opcode_pieces, tcgen05_cp_forms0_opcode, PtxgenF>>(taddr, s_desc);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_shift_forms0: the opcode of each form, in the order of tcgen05_shift_forms0_table, and
-// the asm statement of tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_shift_forms0_opcode[] = {
-    "tcgen05.shift.cta_group::1.down", "tcgen05.shift.cta_group::2.down",
+// tcgen05_shift_forms0: the opcode of each form, in the order of tcgen05_shift_forms0_table, as
+// two pieces (their numbers in tcgen05_shift_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm3 it takes.
+inline constexpr const char* tcgen05_shift_forms0_opcode_pieces[] = {
+    "", "tcgen05.shift", ".cta_group::1.down", ".cta_group::2.down",
+};
+inline constexpr unsigned char tcgen05_shift_forms0_opcode[] = {
+    1, 2, 1, 3,
 };
 inline constexpr unsigned short tcgen05_shift_forms0_statement[] = {
     1, 1,
@@ -601,16 +661,21 @@ inline constexpr unsigned short tcgen05_shift_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_shift_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_shift_forms0_opcode, PtxgenF>, detail::no_text>(taddr);
+    tcgen05_tmem_asm3<tcgen05_shift_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_shift_forms0_opcode_pieces, tcgen05_shift_forms0_opcode, PtxgenF>, detail::no_text>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_forms0: the opcode of each form, in the order of tcgen05_commit_forms0_table, and
-// the asm statement of tcgen05_tmem_asm10 it takes.
-inline constexpr const char* tcgen05_commit_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64",
+// tcgen05_commit_forms0: the opcode of each form, in the order of tcgen05_commit_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm10 it takes.
+inline constexpr const char* tcgen05_commit_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.b64", ".mbarrier::arrive::one.shared::cluster.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_forms0_statement[] = {
     0, 1, 0, 1,
@@ -619,16 +684,21 @@ inline constexpr unsigned short tcgen05_commit_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm10<tcgen05_commit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_forms0_opcode, PtxgenF>>(mbar);
+    tcgen05_tmem_asm10<tcgen05_commit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_forms0_opcode_pieces, tcgen05_commit_forms0_opcode, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+// tcgen05_commit_multicast_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_forms0_statement[] = {
     0, 1, 0, 1,
@@ -637,16 +707,21 @@ inline constexpr unsigned short tcgen05_commit_multicast_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_forms0_opcode_pieces, tcgen05_commit_multicast_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_16b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_16b_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64",
+// tcgen05_commit_multicast_16b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_16b_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_16b_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster::16b.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_16b_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_16b_forms0_statement[] = {
     0, 1, 0, 1,
@@ -655,16 +730,21 @@ inline constexpr unsigned short tcgen05_commit_multicast_16b_forms0_statement[] 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode_pieces, tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_32b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_32b_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64",
+// tcgen05_commit_multicast_32b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_32b_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_32b_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster::32b.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_32b_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_32b_forms0_statement[] = {
     2, 3, 2, 3,
@@ -673,16 +753,21 @@ inline constexpr unsigned short tcgen05_commit_multicast_32b_forms0_statement[] 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode_pieces, tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_sync_restrict_forms0_table, and
-// the asm statement of tcgen05_tmem_asm10 it takes.
-inline constexpr const char* tcgen05_commit_sync_restrict_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64",
+// tcgen05_commit_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_sync_restrict_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_sync_restrict_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm10 it takes.
+inline constexpr const char* tcgen05_commit_sync_restrict_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_sync_restrict_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_sync_restrict_forms0_statement[] = {
     0, 1, 0, 1,
@@ -691,16 +776,21 @@ inline constexpr unsigned short tcgen05_commit_sync_restrict_forms0_statement[] 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm10<tcgen05_commit_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>>(mbar);
+    tcgen05_tmem_asm10<tcgen05_commit_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode_pieces, tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_sync_restrict_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_sync_restrict_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64",
+// tcgen05_commit_multicast_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_sync_restrict_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_sync_restrict_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_sync_restrict_forms0_statement[] = {
     0, 1, 0, 1,
@@ -709,16 +799,21 @@ inline constexpr unsigned short tcgen05_commit_multicast_sync_restrict_forms0_st
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_16b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_sync_restrict_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64",
+// tcgen05_commit_multicast_16b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_sync_restrict_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[] = {
     0, 1, 0, 1,
@@ -727,16 +822,21 @@ inline constexpr unsigned short tcgen05_commit_multicast_16b_sync_restrict_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tcgen05_commit_multicast_32b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_sync_restrict_forms0_table, and
-// the asm statement of tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode[] = {
-    "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", "tcgen05.commit.cta_group::2.mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64",
+// tcgen05_commit_multicast_32b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_sync_restrict_forms0_table, as
+// two pieces (their numbers in tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces), and the asm statement of
+// tcgen05_tmem_asm11 it takes.
+inline constexpr const char* tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces[] = {
+    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64",
+    "tcgen05.commit.cta_group::2",
+};
+inline constexpr unsigned char tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode[] = {
+    1, 2, 1, 3, 4, 2, 4, 3,
 };
 inline constexpr unsigned short tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[] = {
     2, 3, 2, 3,
@@ -745,7 +845,7 @@ inline constexpr unsigned short tcgen05_commit_multicast_32b_sync_restrict_forms
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

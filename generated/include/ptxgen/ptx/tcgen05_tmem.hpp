@@ -243,38 +243,8 @@ enum class tcgen05_commit_type : int {
     b64,
 };
 
-namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type) {
-    if ((ss == tcgen05_alloc_ss::none)) {
-        return 6;
-    }
-    return 0;
-    return -1;
-}
+namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type) {
     if ((shape == tcgen05_ld_shape::shape_16x128b)) {
@@ -512,6 +482,42 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r([[maybe_unused]] tcgen05_st_shape sh
     return 0;
 }
 
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_after_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_fence_before_thread_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+
+PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type) {
+    if ((ss == tcgen05_alloc_ss::none)) {
+        return 6;
+    }
+    return 0;
+    return -1;
+}
+
 PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
     if ((ss == tcgen05_commit_ss::none)) {
         return 5;
@@ -632,15 +638,28 @@ struct tcgen05_st_r_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_alloc_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_alloc: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_alloc_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -667,20 +686,17 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_alloc_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_alloc_forms0<ptxgen_index>(dst, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_alloc_forms0<ptxgen_f::index>(dst, ncols);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -688,9 +704,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_alloc: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_alloc_forms1_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_alloc: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_alloc_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -717,22 +743,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_alloc_forms1_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert(detail::tcgen05_alloc_ok_ncols(false, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32, PtxgenNcols),
                   "ptxgen: tcgen05.alloc: immediate ncols is out of range for this form; allowed: 32, 64, 128, 256 or 512");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_alloc_forms1<ptxgen_index, PtxgenNcols>(dst));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_alloc_forms1<ptxgen_f::index, PtxgenNcols>(dst);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -740,9 +763,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_alloc_exclusive_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_alloc_exclusive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -769,20 +802,17 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_exclusive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_alloc_exclusive_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_alloc_exclusive_forms0<ptxgen_index>(dst, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_alloc_exclusive_forms0<ptxgen_f::index>(dst, ncols);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -790,9 +820,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_alloc_exclusive_forms1_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_alloc_exclusive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_alloc_exclusive_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -819,22 +859,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_alloc_exclusive_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_alloc_exclusive_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_alloc_exclusive_forms1_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.alloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert(detail::tcgen05_alloc_ok_ncols(true, PtxgenCtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, PtxgenSs, tcgen05_alloc_type::b32, PtxgenNcols),
                   "ptxgen: tcgen05.alloc: immediate ncols is out of range for this form; allowed: 32 to 4294967264 in steps of 32");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.alloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_alloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(dst));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_alloc_exclusive_forms1<ptxgen_f::index, PtxgenNcols>(dst);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -842,9 +879,19 @@ PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_dealloc_forms0_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_dealloc_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -870,20 +917,17 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_dealloc_forms0_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_dealloc_forms0<ptxgen_index>(taddr, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_dealloc_forms0<ptxgen_f::index>(taddr, ncols);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -891,9 +935,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_dealloc_forms1_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_dealloc: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_dealloc_forms1_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -919,22 +973,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_dealloc_forms1_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert(detail::tcgen05_dealloc_ok_ncols(false, PtxgenCtaGroup, tcgen05_dealloc_sync_aligned::sync_aligned, tcgen05_dealloc_type::b32, PtxgenNcols),
                   "ptxgen: tcgen05.dealloc: immediate ncols is out of range for this form; allowed: 32, 64, 128, 256 or 512");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_dealloc_forms1<ptxgen_index, PtxgenNcols>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_dealloc_forms1<ptxgen_f::index, PtxgenNcols>(taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -942,9 +993,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_dealloc_exclusive_forms0_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_dealloc_exclusive_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -970,20 +1031,17 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_exclusive_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_dealloc_exclusive_forms0_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_dealloc_exclusive_forms0<ptxgen_index>(taddr, ncols));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_dealloc_exclusive_forms0<ptxgen_f::index>(taddr, ncols);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -991,9 +1049,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_dealloc_exclusive_forms1_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_dealloc_exclusive: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_dealloc_exclusive_forms1_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
@@ -1019,22 +1087,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_dealloc_exclusive_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_dealloc_exclusive_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_dealloc_exclusive_forms1_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.dealloc: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
     static_assert(detail::tcgen05_dealloc_ok_ncols(true, PtxgenCtaGroup, tcgen05_dealloc_sync_aligned::sync_aligned, tcgen05_dealloc_type::b32, PtxgenNcols),
                   "ptxgen: tcgen05.dealloc: immediate ncols is out of range for this form; allowed: 32 to 4294967264 in steps of 32");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.dealloc: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_dealloc_exclusive_forms1<ptxgen_index, PtxgenNcols>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_dealloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_dealloc_exclusive_forms1<ptxgen_f::index, PtxgenNcols>(taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1042,9 +1107,19 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_relinquish_alloc_permit: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_relinquish_alloc_permit_forms0_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_relinquish_alloc_permit: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_relinquish_alloc_permit_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF>
@@ -1066,20 +1141,17 @@ template <int PtxgenCtaGroup>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit(
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_relinquish_alloc_permit_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_relinquish_alloc_permit_forms0_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.relinquish_alloc_permit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.relinquish_alloc_permit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_index>());
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_relinquish_alloc_permit_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1087,16 +1159,26 @@ PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 58 forms of tcgen05_ld: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_ld_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 1536, 1792,
-    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
-    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
-    6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
-    8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
-    10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
-    13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
-    15872, 16128,
+// The 58 forms of tcgen05_ld: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_ld_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 1536, 1792,
+        2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+        4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+        6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
+        8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
+        10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
+        13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
+        15872, 16128,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1124,9 +1206,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     std::uint32_t taddr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_ld_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
@@ -1139,14 +1219,13 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms0<ptxgen_index>(r, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_ld_forms0<ptxgen_f::index>(r, taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1154,10 +1233,20 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of tcgen05_ld: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_ld_forms1_table[] = {
-    16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
-    18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+// The 16 forms of tcgen05_ld: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_ld_forms1_table {
+    static constexpr long long table[] = {
+        16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
+        18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
@@ -1187,9 +1276,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_ld_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
@@ -1204,14 +1291,13 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_count_r(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32));
     static_assert(detail::tcgen05_ld_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.ld.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_ld_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_ld_forms1<ptxgen_f::index, PtxgenImmHalfSplitoff>(r, taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1219,19 +1305,29 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_ld_red_forms0_table[] = {
-    6144, 6400, 6656, 6912, 7168, 8192, 9216, 9472,
-    9728, 9984, 10240, 11264, 12288, 12544, 12800, 13056,
-    13312, 14336, 15360, 15616, 15872, 16128, 16384, 17408,
-    18432, 18688, 18944, 19200, 19456, 20480, 21504, 21760,
-    22016, 22272, 22528, 23552, 24576, 24832, 25088, 25344,
-    25600, 26624, 27648, 27904, 28160, 28416, 28672, 29696,
-    30720, 30976, 31232, 31488, 31744, 32768, 33792, 34048,
-    34304, 34560, 34816, 35840, 36864, 37120, 37376, 37632,
-    37888, 38912, 39936, 40192, 40448, 40704, 40960, 41984,
-    43008, 43264, 43520, 43776, 44032, 45056, 46080, 46336,
-    46592, 46848, 47104, 48128,
+// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_ld_red_forms0_table {
+    static constexpr long long table[] = {
+        6144, 6400, 6656, 6912, 7168, 8192, 9216, 9472,
+        9728, 9984, 10240, 11264, 12288, 12544, 12800, 13056,
+        13312, 14336, 15360, 15616, 15872, 16128, 16384, 17408,
+        18432, 18688, 18944, 19200, 19456, 20480, 21504, 21760,
+        22016, 22272, 22528, 23552, 24576, 24832, 25088, 25344,
+        25600, 26624, 27648, 27904, 28160, 28416, 28672, 29696,
+        30720, 30976, 31232, 31488, 31744, 32768, 33792, 34048,
+        34304, 34560, 34816, 35840, 36864, 37120, 37376, 37632,
+        37888, 38912, 39936, 40192, 40448, 40704, 40960, 41984,
+        43008, 43264, 43520, 43776, 44032, 45056, 46080, 46336,
+        46592, 46848, 47104, 48128,
+    };
+    static constexpr gate gates[] = {
+        {0x6db000ull, 0, 88},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1263,9 +1359,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 ) {
     detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_ld_red_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
@@ -1278,14 +1372,13 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms0<ptxgen_index>(r, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_ld_red_forms0<ptxgen_f::index>(r, redval, taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return redval;
@@ -1294,19 +1387,29 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_ld_red_forms1_table[] = {
-    55296, 55552, 55808, 56064, 56320, 57344, 58368, 58624,
-    58880, 59136, 59392, 60416, 61440, 61696, 61952, 62208,
-    62464, 63488, 64512, 64768, 65024, 65280, 65536, 66560,
-    67584, 67840, 68096, 68352, 68608, 69632, 70656, 70912,
-    71168, 71424, 71680, 72704, 73728, 73984, 74240, 74496,
-    74752, 75776, 76800, 77056, 77312, 77568, 77824, 78848,
-    79872, 80128, 80384, 80640, 80896, 81920, 82944, 83200,
-    83456, 83712, 83968, 84992, 86016, 86272, 86528, 86784,
-    87040, 88064, 89088, 89344, 89600, 89856, 90112, 91136,
-    92160, 92416, 92672, 92928, 93184, 94208, 95232, 95488,
-    95744, 96000, 96256, 97280,
+// The 84 forms of tcgen05_ld_red: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_ld_red_forms1_table {
+    static constexpr long long table[] = {
+        55296, 55552, 55808, 56064, 56320, 57344, 58368, 58624,
+        58880, 59136, 59392, 60416, 61440, 61696, 61952, 62208,
+        62464, 63488, 64512, 64768, 65024, 65280, 65536, 66560,
+        67584, 67840, 68096, 68352, 68608, 69632, 70656, 70912,
+        71168, 71424, 71680, 72704, 73728, 73984, 74240, 74496,
+        74752, 75776, 76800, 77056, 77312, 77568, 77824, 78848,
+        79872, 80128, 80384, 80640, 80896, 81920, 82944, 83200,
+        83456, 83712, 83968, 84992, 86016, 86272, 86528, 86784,
+        87040, 88064, 89088, 89344, 89600, 89856, 90112, 91136,
+        92160, 92416, 92672, 92928, 93184, 94208, 95232, 95488,
+        95744, 96000, 96256, 97280,
+    };
+    static constexpr gate gates[] = {
+        {0x6db000ull, 0, 88},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
@@ -1340,9 +1443,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 ) {
     detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> redval{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_ld_red_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
@@ -1357,14 +1458,13 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_count_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType));
     static_assert(detail::tcgen05_ld_red_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.ld.red.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db000ull, 0, 88, detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
-                         detail::tcgen05_ld_red_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(r, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_ld_red_forms1<ptxgen_f::index, PtxgenImmHalfSplitoff>(r, redval, taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return redval;
@@ -1373,14 +1473,24 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 48 forms of tcgen05_ld_red_spcompress: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_ld_red_spcompress_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 1536, 1792,
-    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
-    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
-    6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
-    8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
-    10240, 10496, 10752, 11008, 11264, 11520, 11776, 12032,
+// The 48 forms of tcgen05_ld_red_spcompress: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_ld_red_spcompress_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 1536, 1792,
+        2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+        4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+        6144, 6400, 6656, 6912, 7168, 7424, 7680, 7936,
+        8192, 8448, 8704, 8960, 9216, 9472, 9728, 9984,
+        10240, 10496, 10752, 11008, 11264, 11520, 11776, 12032,
+    };
+    static constexpr gate gates[] = {
+        {0x40000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -1413,9 +1523,7 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
 ) {
     float redval{};
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, detail::index_of<4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_ld_red_spcompress_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_ld_red_spcompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, detail::index_of<4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: template parameter PtxgenNum (qualifier num) must be 4, 8, 16, 32, 64 or 128");
@@ -1425,14 +1533,13 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_element_type<detail::reg_or_t<3, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_cdata_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_ld_red_spcompress_count_cdata(tcgen05_ld_red_spcompress_shape::shape_32x32b, PtxgenNum, PtxgenRedOp, tcgen05_ld_red_spcompress_sparsity::sp_2_4, PtxgenAbs, PtxgenNan, tcgen05_ld_red_spcompress_type::f32, tcgen05_ld_red_spcompress_meta_type::b2));
     static_assert(detail::tcgen05_ld_red_spcompress_cdata_length<ptxgen_cdata_length == 0 ? PtxgenLength1 : ptxgen_cdata_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x40000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4,
-                         detail::tcgen05_ld_red_spcompress_forms0<ptxgen_index>(mdata, cdata, redval, taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_ld_red_spcompress_forms0<ptxgen_f::index>(mdata, cdata, redval, taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
     return redval;
@@ -1441,16 +1548,26 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 58 forms of tcgen05_st: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_st_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280, 1536, 1792,
-    2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
-    4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
-    6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
-    8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
-    10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
-    13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
-    15872, 16128,
+// The 58 forms of tcgen05_st: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_st_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280, 1536, 1792,
+        2048, 2304, 2560, 2816, 3072, 3328, 3584, 3840,
+        4096, 4352, 4608, 4864, 5120, 5376, 5632, 5888,
+        6144, 6400, 6656, 6912, 7168, 7424, 8192, 8448,
+        8704, 8960, 9216, 9472, 9728, 9984, 10240, 10496,
+        10752, 11008, 12288, 12544, 12800, 13056, 13312, 13568,
+        13824, 14080, 14336, 14592, 14848, 15104, 15360, 15616,
+        15872, 16128,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1478,9 +1595,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_st_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_st_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_st_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
@@ -1493,14 +1608,13 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms0<ptxgen_index>(taddr, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_st_forms0<ptxgen_f::index>(taddr, r);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1508,10 +1622,20 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of tcgen05_st: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_st_forms1_table[] = {
-    16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
-    18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+// The 16 forms of tcgen05_st: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_st_forms1_table {
+    static constexpr long long table[] = {
+        16384, 16640, 16896, 17152, 17408, 17664, 17920, 18176,
+        18432, 18688, 18944, 19200, 19456, 19712, 19968, 20224,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
@@ -1541,9 +1665,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_st_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_st_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_st_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
                   "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
@@ -1558,14 +1680,13 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_st_count_r(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32));
     static_assert(detail::tcgen05_st_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.st.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_st_forms1<ptxgen_index, PtxgenImmHalfSplitoff>(taddr, r));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_st_forms1<ptxgen_f::index, PtxgenImmHalfSplitoff>(taddr, r);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1673,13 +1794,23 @@ PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of tcgen05_cp: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_cp_forms0_table[] = {
-    0, 256, 512, 3072, 3328, 3584, 6144, 6400,
-    6656, 9984, 10240, 10496, 10752, 11008, 11264, 14592,
-    14848, 15104, 15360, 15616, 15872, 18432, 18688, 18944,
-    21504, 21760, 22016, 25344, 25600, 25856, 26112, 26368,
-    26624, 29952, 30208, 30464,
+// The 36 forms of tcgen05_cp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_cp_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 6144, 6400,
+        6656, 9984, 10240, 10496, 10752, 11008, 11264, 14592,
+        14848, 15104, 15360, 15616, 15872, 18432, 18688, 18944,
+        21504, 21760, 22016, 25344, 25600, 25856, 26112, 26368,
+        26624, 29952, 30208, 30464,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1707,9 +1838,7 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
     std::uint64_t s_desc
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 5, static_cast<long long>(PtxgenShape)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenDstSrcFmt));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_cp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_cp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_cp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 5, static_cast<long long>(PtxgenShape)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenDstSrcFmt))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.cp: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -1719,14 +1848,13 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
                   "ptxgen: tcgen05.cp: .32x128b needs .warpx4");
     static_assert((!((PtxgenShape != tcgen05_cp_shape::shape_64x128b && PtxgenShape != tcgen05_cp_shape::shape_32x128b))) || (((PtxgenMulticast == tcgen05_cp_multicast::none))),
                   "ptxgen: tcgen05.cp: .128x256b, .4x256b and .128x128b take no multicast qualifier");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.cp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_cp_forms0<ptxgen_index>(taddr, s_desc));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_cp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_cp_forms0<ptxgen_f::index>(taddr, s_desc);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1734,9 +1862,19 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of tcgen05_shift: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_shift_forms0_table[] = {
-    0, 256,
+// The 2 forms of tcgen05_shift: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_shift_forms0_table {
+    static constexpr long long table[] = {
+        0, 256,
+    };
+    static constexpr gate gates[] = {
+        {0x249200ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1760,20 +1898,17 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
     std::uint32_t taddr
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_shift_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_shift_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_shift_forms0_table, detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.shift: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.shift: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x249200ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
-                         detail::tcgen05_shift_forms0<ptxgen_index>(taddr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_shift_forms0<ptxgen_f::index>(taddr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1781,9 +1916,19 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -1808,20 +1953,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_forms0<ptxgen_index>(mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_forms0<ptxgen_f::index>(mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1829,9 +1971,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1858,20 +2010,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 86, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-                         detail::tcgen05_commit_multicast_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1879,9 +2028,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast_16b: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_16b_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast_16b: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_16b_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x6db600ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1908,20 +2067,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_16b_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_16b_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x6db600ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_16b_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1929,9 +2085,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast_32b: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_32b_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast_32b: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_32b_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -1958,20 +2124,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_32b_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_32b_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_32b_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1979,9 +2142,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_sync_restrict: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_sync_restrict_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_sync_restrict: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_sync_restrict_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0>
@@ -2006,20 +2179,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_sync_restrict_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_sync_restrict_forms0<ptxgen_index>(mbar));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_sync_restrict_forms0<ptxgen_f::index>(mbar);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2027,9 +2197,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast_sync_restrict: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_sync_restrict_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast_sync_restrict: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_sync_restrict_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2056,20 +2236,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_sync_restrict_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_sync_restrict_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2077,9 +2254,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast_16b_sync_restrict: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_16b_sync_restrict_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast_16b_sync_restrict: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_16b_sync_restrict_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2106,20 +2293,17 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_16b_sync_restrict_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -2127,9 +2311,19 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tcgen05_commit_multicast_32b_sync_restrict: form number * 256 + support class, by number.
-inline constexpr long long tcgen05_commit_multicast_32b_sync_restrict_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tcgen05_commit_multicast_32b_sync_restrict: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tcgen05_commit_multicast_32b_sync_restrict_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0xc0000ull, 0, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+    };
 };
 // Their asm statements, by position in that table (tcgen05_tmem.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -2156,23 +2350,76 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs));
-    constexpr long long ptxgen_index = detail::form_index(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.commit: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.commit: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0xc0000ull, 0, 94, detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
-                         detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_index>(mbar, cta_mask));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
+    if constexpr (ptxgen_f::ok) {
+        detail::tcgen05_commit_multicast_32b_sync_restrict_forms0<ptxgen_f::index>(mbar, cta_mask);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_alloc(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_wait_st() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_cp(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_shift(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_arg, detail::host_arg) { }
+#endif
 
 /**
  * The array operands of tcgen05_ld for these qualifiers, as array types: declare

@@ -45,11 +45,16 @@ PTXGEN_PTX_DEVICE void tensormap_asm2(PtxgenA0 dst, PtxgenA1 src) {
 #endif
 }
 
-// tensormap_replace_forms0: the opcode of each form, in the order of tensormap_replace_forms0_table, and
-// the asm statement of tensormap_asm0 it takes.
-inline constexpr const char* tensormap_replace_forms0_opcode[] = {
-    "tensormap.replace.tile.global_address.b1024.b64", "tensormap.replace.tile.global_address.global.b1024.b64", "tensormap.replace.tile.global_address.shared::cta.b1024.b64", "tensormap.replace.tile.rank.b1024.b32",
-    "tensormap.replace.tile.rank.global.b1024.b32", "tensormap.replace.tile.rank.shared::cta.b1024.b32",
+// tensormap_replace_forms0: the opcode of each form, in the order of tensormap_replace_forms0_table, as
+// two pieces (their numbers in tensormap_replace_forms0_opcode_pieces), and the asm statement of
+// tensormap_asm0 it takes.
+inline constexpr const char* tensormap_replace_forms0_opcode_pieces[] = {
+    "", "tensormap.replace.tile.global_address", ".b1024.b64", ".global.b1024.b64",
+    ".shared::cta.b1024.b64", "tensormap.replace.tile.rank", ".b1024.b32", ".global.b1024.b32",
+    ".shared::cta.b1024.b32",
+};
+inline constexpr unsigned char tensormap_replace_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8,
 };
 inline constexpr unsigned short tensormap_replace_forms0_statement[] = {
     0, 0, 1, 2, 2, 3,
@@ -58,18 +63,23 @@ inline constexpr unsigned short tensormap_replace_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm0<tensormap_replace_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_forms0_opcode, PtxgenF>, detail::no_text>(addr, new_val);
+    tensormap_asm0<tensormap_replace_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_forms0_opcode_pieces, tensormap_replace_forms0_opcode, PtxgenF>, detail::no_text>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tensormap_replace_dim_forms0: the opcode of each form, in the order of tensormap_replace_dim_forms0_table, and
-// the asm statement of tensormap_asm0 it takes.
-inline constexpr const char* tensormap_replace_dim_forms0_opcode[] = {
-    "tensormap.replace.tile.box_dim.b1024.b32", "tensormap.replace.tile.box_dim.global.b1024.b32", "tensormap.replace.tile.box_dim.shared::cta.b1024.b32", "tensormap.replace.tile.global_dim.b1024.b32",
-    "tensormap.replace.tile.global_dim.global.b1024.b32", "tensormap.replace.tile.global_dim.shared::cta.b1024.b32", "tensormap.replace.tile.global_stride.b1024.b64", "tensormap.replace.tile.global_stride.global.b1024.b64",
-    "tensormap.replace.tile.global_stride.shared::cta.b1024.b64", "tensormap.replace.tile.element_stride.b1024.b32", "tensormap.replace.tile.element_stride.global.b1024.b32", "tensormap.replace.tile.element_stride.shared::cta.b1024.b32",
+// tensormap_replace_dim_forms0: the opcode of each form, in the order of tensormap_replace_dim_forms0_table, as
+// two pieces (their numbers in tensormap_replace_dim_forms0_opcode_pieces), and the asm statement of
+// tensormap_asm0 it takes.
+inline constexpr const char* tensormap_replace_dim_forms0_opcode_pieces[] = {
+    "", "tensormap.replace.tile.box_dim", ".b1024.b32", ".global.b1024.b32",
+    ".shared::cta.b1024.b32", "tensormap.replace.tile.global_dim", "tensormap.replace.tile.global_stride", ".b1024.b64",
+    ".global.b1024.b64", ".shared::cta.b1024.b64", "tensormap.replace.tile.element_stride",
+};
+inline constexpr unsigned char tensormap_replace_dim_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 7, 6, 8,
+    6, 9, 10, 2, 10, 3, 10, 4,
 };
 inline constexpr const char* tensormap_replace_dim_forms0_immediates[] = {
     ", %0",
@@ -81,19 +91,23 @@ inline constexpr unsigned short tensormap_replace_dim_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm0<tensormap_replace_dim_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_dim_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_dim_forms0_immediates, 0, PtxgenOrd>>(addr, new_val);
+    tensormap_asm0<tensormap_replace_dim_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_dim_forms0_opcode_pieces, tensormap_replace_dim_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_dim_forms0_immediates, 0, PtxgenOrd>>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tensormap_replace_code_forms0: the opcode of each form, in the order of tensormap_replace_code_forms0_table, and
-// the asm statement of tensormap_asm1 it takes.
-inline constexpr const char* tensormap_replace_code_forms0_opcode[] = {
-    "tensormap.replace.tile.elemtype.b1024.b32", "tensormap.replace.tile.elemtype.global.b1024.b32", "tensormap.replace.tile.elemtype.shared::cta.b1024.b32", "tensormap.replace.tile.interleave_layout.b1024.b32",
-    "tensormap.replace.tile.interleave_layout.global.b1024.b32", "tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32", "tensormap.replace.tile.swizzle_mode.b1024.b32", "tensormap.replace.tile.swizzle_mode.global.b1024.b32",
-    "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.global.b1024.b32", "tensormap.replace.tile.swizzle_atomicity.shared::cta.b1024.b32",
-    "tensormap.replace.tile.fill_mode.b1024.b32", "tensormap.replace.tile.fill_mode.global.b1024.b32", "tensormap.replace.tile.fill_mode.shared::cta.b1024.b32",
+// tensormap_replace_code_forms0: the opcode of each form, in the order of tensormap_replace_code_forms0_table, as
+// two pieces (their numbers in tensormap_replace_code_forms0_opcode_pieces), and the asm statement of
+// tensormap_asm1 it takes.
+inline constexpr const char* tensormap_replace_code_forms0_opcode_pieces[] = {
+    "", "tensormap.replace.tile.elemtype", ".b1024.b32", ".global.b1024.b32",
+    ".shared::cta.b1024.b32", "tensormap.replace.tile.interleave_layout", "tensormap.replace.tile.swizzle_mode", "tensormap.replace.tile.swizzle_atomicity",
+    "tensormap.replace.tile.fill_mode",
+};
+inline constexpr unsigned char tensormap_replace_code_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
 };
 inline constexpr const char* tensormap_replace_code_forms0_immediates[] = {
     ", %0",
@@ -105,16 +119,21 @@ inline constexpr unsigned short tensormap_replace_code_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm1<tensormap_replace_code_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_code_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_code_forms0_immediates, 0, PtxgenNewValImm>>(addr);
+    tensormap_asm1<tensormap_replace_code_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_code_forms0_opcode_pieces, tensormap_replace_code_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_code_forms0_immediates, 0, PtxgenNewValImm>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, and
-// the asm statement of tensormap_asm2 it takes.
-inline constexpr const char* tensormap_cp_fenceproxy_forms0_opcode[] = {
-    "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cluster.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.sys.sync.aligned",
+// tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, as
+// two pieces (their numbers in tensormap_cp_fenceproxy_forms0_opcode_pieces), and the asm statement of
+// tensormap_asm2 it takes.
+inline constexpr const char* tensormap_cp_fenceproxy_forms0_opcode_pieces[] = {
+    "", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release", ".cta.sync.aligned", ".cluster.sync.aligned",
+    ".gpu.sync.aligned", ".sys.sync.aligned",
+};
+inline constexpr unsigned char tensormap_cp_fenceproxy_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5,
 };
 inline constexpr const char* tensormap_cp_fenceproxy_forms0_immediates[] = {
     ", %0",
@@ -126,7 +145,7 @@ inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm2<tensormap_cp_fenceproxy_forms0_statement[PtxgenF], detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_cp_fenceproxy_forms0_immediates, 0, PtxgenSize>>(dst, src);
+    tensormap_asm2<tensormap_cp_fenceproxy_forms0_statement[PtxgenF], detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode_pieces, tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_cp_fenceproxy_forms0_immediates, 0, PtxgenSize>>(dst, src);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -97,7 +97,12 @@ enum class tensormap_cp_fenceproxy_sync_aligned : int {
     sync_aligned,
 };
 
+
 namespace detail {
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
@@ -175,15 +180,28 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tenso
     return false;
 }
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 6 forms of tensormap_replace: form number * 256 + support class, by number.
-inline constexpr long long tensormap_replace_forms0_table[] = {
-    0, 256, 512, 768, 1024, 1280,
+// The 6 forms of tensormap_replace: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tensormap_replace_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768, 1024, 1280,
+    };
+    static constexpr gate gates[] = {
+        {0x1b6db680ull, 0, 83},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
+    };
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
@@ -210,9 +228,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
     detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tensormap_replace_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
@@ -224,14 +240,13 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
                   "ptxgen: tensormap.replace: operand new_val is only allowed when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
     static_assert(!((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode)),
                   "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_forms0<ptxgen_index>(addr, new_val));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::tensormap_replace_forms0<ptxgen_f::index>(addr, new_val);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -239,10 +254,20 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of tensormap_replace_dim: form number * 256 + support class, by number.
-inline constexpr long long tensormap_replace_dim_forms0_table[] = {
-    1536, 1792, 2048, 2304, 2560, 2816, 3072, 3328,
-    3584, 3840, 4096, 4352,
+// The 12 forms of tensormap_replace_dim: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tensormap_replace_dim_forms0_table {
+    static constexpr long long table[] = {
+        1536, 1792, 2048, 2304, 2560, 2816, 3072, 3328,
+        3584, 3840, 4096, 4352,
+    };
+    static constexpr gate gates[] = {
+        {0x1b6db680ull, 0, 83},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
+    };
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
@@ -271,9 +296,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
     detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_dim_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_dim_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tensormap_replace_dim_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
@@ -287,14 +310,13 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
                   "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
     static_assert(detail::tensormap_replace_ok_ord(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenOrd),
                   "ptxgen: tensormap.replace: immediate ord is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_dim_forms0<ptxgen_index, PtxgenOrd>(addr, new_val));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::tensormap_replace_dim_forms0<ptxgen_f::index, PtxgenOrd>(addr, new_val);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -302,10 +324,22 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 15 forms of tensormap_replace_code: form number * 256 + support class, by number.
-inline constexpr long long tensormap_replace_code_forms0_table[] = {
-    4608, 4864, 5120, 5376, 5632, 5888, 6144, 6400,
-    6656, 6913, 7169, 7425, 7680, 7936, 8192,
+// The 15 forms of tensormap_replace_code: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tensormap_replace_code_forms0_table {
+    static constexpr long long table[] = {
+        4608, 4864, 5120, 5376, 5632, 5888, 6144, 6400,
+        6656, 6913, 7169, 7425, 7680, 7936, 8192,
+    };
+    static constexpr gate gates[] = {
+        {0x1b6db680ull, 0, 83},
+        {0x1b6db600ull, 0, 86},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+    };
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
@@ -332,9 +366,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
     imm_t<PtxgenNewValImm> new_val_imm
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace));
-    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_replace_code_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_replace_code_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tensormap_replace_code_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))),
                   "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
@@ -346,21 +378,17 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
                   "ptxgen: tensormap.replace: operand new_val_imm is only allowed when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
     static_assert(detail::tensormap_replace_ok_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) || detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 0,
                   "ptxgen: tensormap.replace: immediate new_val_imm is out of range for this form");
-    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 1 || !((ptxgen_class == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_class == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x1b6db600ull, 0, 87),
+    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 1 || !((ptxgen_f::cls == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_f::cls == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x1b6db600ull, 0, 87),
                   "ptxgen: tensormap.replace: immediate new_val_imm 13-15 when field = elemtype is only allowed on sm_100f, sm_101f, sm_120f from PTX ISA 8.7 [elemtype-13] (ptxgen support OPCODE)");
-    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 2 || !((ptxgen_class == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_class == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x48000ull, 0, 88),
+    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 2 || !((ptxgen_f::cls == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_f::cls == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x48000ull, 0, 88),
                   "ptxgen: tensormap.replace: immediate new_val_imm 4 when field = swizzle_mode is only allowed on sm_103a, sm_107a from PTX ISA 8.8 [swizzle-mode-4] (ptxgen support OPCODE)");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1b6db680ull, 0, 83, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x1b6db600ull, 0, 86, detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-                         detail::tensormap_replace_code_forms0<ptxgen_index, PtxgenNewValImm>(addr));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::tensormap_replace_code_forms0<ptxgen_f::index, PtxgenNewValImm>(addr);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -368,9 +396,19 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 4 forms of tensormap_cp_fenceproxy: form number * 256 + support class, by number.
-inline constexpr long long tensormap_cp_fenceproxy_forms0_table[] = {
-    0, 256, 512, 768,
+// The 4 forms of tensormap_cp_fenceproxy: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct tensormap_cp_fenceproxy_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 768,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 83},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+    };
 };
 // Their asm statements, by position in that table (tensormap.forms.hpp).
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
@@ -398,23 +436,30 @@ PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(
     imm_t<PtxgenSize> size
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(0, 4, static_cast<long long>(PtxgenScope));
-    constexpr long long ptxgen_index = detail::form_index(detail::tensormap_cp_fenceproxy_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::tensormap_cp_fenceproxy_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::tensormap_cp_fenceproxy_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::tensormap_cp_fenceproxy_ok_size(tensormap_cp_fenceproxy_spaces::global_shared_cta, tensormap_cp_fenceproxy_proxy::tensormap_generic, tensormap_cp_fenceproxy_sem::release, PtxgenScope, tensormap_cp_fenceproxy_sync_aligned::sync_aligned, PtxgenSize),
                   "ptxgen: tensormap.cp_fenceproxy: immediate size is out of range for this form");
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tensormap.cp_fenceproxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 83, detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-                         detail::tensormap_cp_fenceproxy_forms0<ptxgen_index, PtxgenSize>(dst, src));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+    if constexpr (ptxgen_f::ok) {
+        detail::tensormap_cp_fenceproxy_forms0<ptxgen_f::index, PtxgenSize>(dst, src);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_dim(detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -334,33 +334,33 @@ PTXGEN_PTX_DEVICE void wgmma_asm3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 
 #endif
 }
 
-// wgmma_mma_async_forms0: the opcode of each form, in the order of wgmma_mma_async_forms0_table, and
-// the asm statement of wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms0_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n24k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n40k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n40k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n40k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n48k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n56k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n56k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n72k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n80k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n88k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n96k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n104k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n104k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n104k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n112k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n120k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n120k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n120k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n136k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n144k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n152k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n152k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n152k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n160k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n168k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n168k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n168k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n176k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n184k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n184k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n184k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n192k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n200k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n200k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n208k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n208k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n208k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n216k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n216k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n216k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n224k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n224k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n224k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n232k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n232k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n232k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n240k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n240k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n240k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n248k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n248k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n248k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+// wgmma_mma_async_forms0: the opcode of each form, in the order of wgmma_mma_async_forms0_table, as
+// two pieces (their numbers in wgmma_mma_async_forms0_opcode_pieces), and the asm statement of
+// wgmma_asm0 it takes.
+inline constexpr const char* wgmma_mma_async_forms0_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k16.f16.f16.f16", "k16.f32.f16.f16",
+    "k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16", "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32",
+    "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64",
+    "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96",
+    "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128",
+    "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160",
+    "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192",
+    "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224",
+    "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
+    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
+    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
+    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
+    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
+    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
+    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
+    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
+    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
+    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
 };
 inline constexpr const char* wgmma_mma_async_forms0_immediates[] = {
     ", %0, %1, %2, %3",
@@ -374,39 +374,39 @@ inline constexpr unsigned short wgmma_mma_async_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms0_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<wgmma_mma_async_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms0_opcode_pieces, wgmma_mma_async_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms0_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_forms1: the opcode of each form, in the order of wgmma_mma_async_forms1_table, and
-// the asm statement of wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms1_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n24k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n24k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n40k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n40k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n40k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n48k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n56k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n56k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n72k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n80k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n88k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n96k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n104k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n104k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n104k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n112k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n112k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n120k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n120k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n120k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n136k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n144k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n152k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n152k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n152k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n160k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n168k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n168k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n168k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n176k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n184k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n184k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n184k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n192k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n200k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n200k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n208k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n208k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n208k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n216k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n216k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n216k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n224k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n224k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n224k16.f32.bf16.bf16",
-    "wgmma.mma_async.sync.aligned.m64n232k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n232k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n232k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n240k16.f16.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n240k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n240k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n248k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n248k16.f32.f16.f16",
-    "wgmma.mma_async.sync.aligned.m64n248k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16", "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+// wgmma_mma_async_forms1: the opcode of each form, in the order of wgmma_mma_async_forms1_table, as
+// two pieces (their numbers in wgmma_mma_async_forms1_opcode_pieces), and the asm statement of
+// wgmma_asm1 it takes.
+inline constexpr const char* wgmma_mma_async_forms1_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k16.f16.f16.f16", "k16.f32.f16.f16",
+    "k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16", "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32",
+    "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64",
+    "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96",
+    "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128",
+    "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160",
+    "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192",
+    "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224",
+    "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
+    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
+    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
+    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
+    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
+    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
+    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
+    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
+    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
+    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
 };
 inline constexpr const char* wgmma_mma_async_forms1_immediates[] = {
     ", %0, %1, %2",
@@ -420,87 +420,65 @@ inline constexpr unsigned short wgmma_mma_async_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms1_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<wgmma_mma_async_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms1_opcode_pieces, wgmma_mma_async_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms1_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_forms2: the opcode of each form, in the order of wgmma_mma_async_forms2_table, and
-// the asm statement of wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms2_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n16k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n24k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n40k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n40k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n40k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n48k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n48k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n56k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n56k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n56k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n72k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n72k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n72k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n80k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n80k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n80k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n88k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n88k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n88k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n96k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n96k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n104k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n104k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n104k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n112k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n112k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n120k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n120k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n120k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n136k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n136k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n136k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n144k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n144k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n144k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n152k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n152k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n152k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n160k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n160k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n160k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n168k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n168k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n168k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n176k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n176k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n176k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n184k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n184k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n184k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n192k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n200k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n200k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n200k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n208k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n208k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n208k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n216k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n216k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n216k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n224k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n224k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n232k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n232k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n232k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n240k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n240k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n240k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n248k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n248k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n248k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2",
+// wgmma_mma_async_forms2: the opcode of each form, in the order of wgmma_mma_async_forms2_table, as
+// two pieces (their numbers in wgmma_mma_async_forms2_opcode_pieces), and the asm statement of
+// wgmma_asm0 it takes.
+inline constexpr const char* wgmma_mma_async_forms2_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.f16.e4m3.e4m3", "k32.f16.e4m3.e5m2",
+    "k32.f16.e5m2.e4m3", "k32.f16.e5m2.e5m2", "k8.f32.tf32.tf32", "k32.f32.e4m3.e4m3",
+    "k32.f32.e4m3.e5m2", "k32.f32.e5m2.e4m3", "k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16",
+    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48",
+    "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64", "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80",
+    "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112",
+    "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128", "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144",
+    "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176",
+    "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192", "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208",
+    "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240",
+    "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms2_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
+    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
+    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
+    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
+    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
+    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
+    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
+    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
+    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
+    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
+    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
+    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
+    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
+    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
+    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
+    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
 };
 inline constexpr const char* wgmma_mma_async_forms2_immediates[] = {
     ", %0, %1",
@@ -520,87 +498,65 @@ inline constexpr unsigned short wgmma_mma_async_forms2_statement[] = {
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms2_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<wgmma_mma_async_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms2_opcode_pieces, wgmma_mma_async_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms2_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_forms3: the opcode of each form, in the order of wgmma_mma_async_forms3_table, and
-// the asm statement of wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms3_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n16k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n16k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n24k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n24k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n40k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n40k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n40k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n40k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n48k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n48k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n48k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n48k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n56k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n56k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n56k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n56k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n72k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n72k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n72k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n72k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n80k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n80k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n80k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n80k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n80k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n88k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n88k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n88k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n88k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n96k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n96k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n96k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n104k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n104k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n104k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n104k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n112k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n112k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n112k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n112k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n120k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n120k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n120k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n120k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n136k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n136k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n136k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n136k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n144k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n144k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n144k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n144k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n144k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n152k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n152k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n152k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n152k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n160k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n160k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n160k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n160k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n168k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n168k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n168k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n168k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n176k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n176k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n176k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n176k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n176k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n184k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n184k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n184k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n184k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n192k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n192k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n200k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n200k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n200k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n200k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n208k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n208k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n208k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n208k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n208k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n216k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n216k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n216k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n216k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n224k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n224k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n224k32.f32.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n232k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f16.e5m2.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n232k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n232k32.f32.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n232k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n240k32.f16.e5m2.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n240k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n240k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n240k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n240k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e4m3.e5m2",
-    "wgmma.mma_async.sync.aligned.m64n248k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n248k8.f32.tf32.tf32", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n248k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n248k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3",
-    "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
-    "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e4m3", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2",
+// wgmma_mma_async_forms3: the opcode of each form, in the order of wgmma_mma_async_forms3_table, as
+// two pieces (their numbers in wgmma_mma_async_forms3_opcode_pieces), and the asm statement of
+// wgmma_asm1 it takes.
+inline constexpr const char* wgmma_mma_async_forms3_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.f16.e4m3.e4m3", "k32.f16.e4m3.e5m2",
+    "k32.f16.e5m2.e4m3", "k32.f16.e5m2.e5m2", "k8.f32.tf32.tf32", "k32.f32.e4m3.e4m3",
+    "k32.f32.e4m3.e5m2", "k32.f32.e5m2.e4m3", "k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16",
+    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48",
+    "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64", "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80",
+    "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112",
+    "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128", "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144",
+    "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176",
+    "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192", "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208",
+    "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240",
+    "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms3_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
+    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
+    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
+    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
+    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
+    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
+    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
+    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
+    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
+    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
+    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
+    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
+    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
+    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
+    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
+    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
 };
 inline constexpr const char* wgmma_mma_async_forms3_immediates[] = {
     ", %0, %1",
@@ -620,56 +576,46 @@ inline constexpr unsigned short wgmma_mma_async_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms3_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<wgmma_mma_async_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms3_opcode_pieces, wgmma_mma_async_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms3_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_forms4: the opcode of each form, in the order of wgmma_mma_async_forms4_table, and
-// the asm statement of wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms4_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n16k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n24k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n24k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n32k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n48k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n48k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n64k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n80k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n80k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n80k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n96k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n96k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n112k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n112k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n112k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n128k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n144k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n144k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n144k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n144k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n160k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n160k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n176k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n176k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n176k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n192k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n192k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n208k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n208k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n208k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n208k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n224k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n224k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n240k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n240k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n240k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n256k256.s32.b1.b1.and.popc",
+// wgmma_mma_async_forms4: the opcode of each form, in the order of wgmma_mma_async_forms4_table, as
+// two pieces (their numbers in wgmma_mma_async_forms4_opcode_pieces), and the asm statement of
+// wgmma_asm0 it takes.
+inline constexpr const char* wgmma_mma_async_forms4_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.s32.u8.u8", "k32.satfinite.s32.u8.u8",
+    "k32.s32.u8.s8", "k32.satfinite.s32.u8.s8", "k32.s32.s8.u8", "k32.satfinite.s32.s8.u8",
+    "k32.s32.s8.s8", "k32.satfinite.s32.s8.s8", "k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16",
+    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n64",
+    "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n128",
+    "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n192",
+    "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms4_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10,
 };
 inline constexpr unsigned short wgmma_mma_async_forms4_statement[] = {
     2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14,
@@ -683,56 +629,46 @@ inline constexpr unsigned short wgmma_mma_async_forms4_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms4_opcode, PtxgenF>, detail::no_text>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<wgmma_mma_async_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms4_opcode_pieces, wgmma_mma_async_forms4_opcode, PtxgenF>, detail::no_text>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_forms5: the opcode of each form, in the order of wgmma_mma_async_forms5_table, and
-// the asm statement of wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms5_opcode[] = {
-    "wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n16k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n16k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n24k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n24k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n24k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n32k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n32k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n48k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n48k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n48k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n64k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n80k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n80k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n80k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n80k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n80k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n96k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n96k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n96k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n96k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n112k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n112k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n112k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n112k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n112k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n128k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n144k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n144k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n144k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n144k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n144k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n160k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n160k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n160k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n160k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n176k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n176k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n176k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n176k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n176k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n192k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n192k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n192k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n208k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n208k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n208k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n208k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n208k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n224k32.s32.u8.u8",
-    "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.s8.u8",
-    "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n224k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n224k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n224k256.s32.b1.b1.and.popc",
-    "wgmma.mma_async.sync.aligned.m64n240k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n240k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n240k32.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n240k32.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n240k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.u8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.s8",
-    "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.u8.s8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.s8.u8", "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8",
-    "wgmma.mma_async.sync.aligned.m64n256k32.satfinite.s32.s8.s8", "wgmma.mma_async.sync.aligned.m64n256k256.s32.b1.b1.and.popc",
+// wgmma_mma_async_forms5: the opcode of each form, in the order of wgmma_mma_async_forms5_table, as
+// two pieces (their numbers in wgmma_mma_async_forms5_opcode_pieces), and the asm statement of
+// wgmma_asm1 it takes.
+inline constexpr const char* wgmma_mma_async_forms5_opcode_pieces[] = {
+    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.s32.u8.u8", "k32.satfinite.s32.u8.u8",
+    "k32.s32.u8.s8", "k32.satfinite.s32.u8.s8", "k32.s32.s8.u8", "k32.satfinite.s32.s8.u8",
+    "k32.s32.s8.s8", "k32.satfinite.s32.s8.s8", "k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16",
+    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n64",
+    "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n128",
+    "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n192",
+    "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_forms5_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10,
 };
 inline constexpr unsigned short wgmma_mma_async_forms5_statement[] = {
     2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14,
@@ -746,39 +682,39 @@ inline constexpr unsigned short wgmma_mma_async_forms5_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms5_opcode, PtxgenF>, detail::no_text>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<wgmma_mma_async_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms5_opcode_pieces, wgmma_mma_async_forms5_opcode, PtxgenF>, detail::no_text>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms0: the opcode of each form, in the order of wgmma_mma_async_sp_forms0_table, and
-// the asm statement of wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms0_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n24k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n24k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n40k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n40k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n48k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n48k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n56k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n56k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n72k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n72k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n80k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n80k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n88k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n88k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n104k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n104k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n112k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n112k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n120k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n120k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n136k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n136k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n144k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n144k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n152k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n152k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n168k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n168k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n176k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n176k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n184k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n184k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n200k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n200k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n208k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n208k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n216k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n216k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n232k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n232k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n240k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n240k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n248k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n248k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16",
+// wgmma_mma_async_sp_forms0: the opcode of each form, in the order of wgmma_mma_async_sp_forms0_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms0_opcode_pieces), and the asm statement of
+// wgmma_asm2 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms0_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k32.f16.f16.f16", "k32.f32.f16.f16",
+    "k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32",
+    "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64",
+    "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80", "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96",
+    "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128",
+    "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144", "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160",
+    "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192",
+    "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208", "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224",
+    "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
+    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
+    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
+    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
+    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
+    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
+    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
+    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
+    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
+    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms0_immediates[] = {
     ", %0",
@@ -793,39 +729,39 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms0_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<wgmma_mma_async_sp_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms0_opcode_pieces, wgmma_mma_async_sp_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms1: the opcode of each form, in the order of wgmma_mma_async_sp_forms1_table, and
-// the asm statement of wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms1_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n24k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n24k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n40k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n40k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n48k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n48k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n56k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n56k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n72k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n72k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n80k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n80k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n88k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n88k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n96k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n104k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n104k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n112k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n112k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n120k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n120k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n136k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n136k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n144k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n144k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n152k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n152k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n160k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n168k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n168k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n176k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n176k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n184k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n184k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n192k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n200k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n200k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n208k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n208k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n216k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n216k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n224k32.f32.bf16.bf16",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n232k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n232k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n240k32.f16.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n240k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n248k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n248k32.f32.f16.f16",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f16.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16", "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16",
+// wgmma_mma_async_sp_forms1: the opcode of each form, in the order of wgmma_mma_async_sp_forms1_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms1_opcode_pieces), and the asm statement of
+// wgmma_asm3 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms1_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k32.f16.f16.f16", "k32.f32.f16.f16",
+    "k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32",
+    "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64",
+    "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80", "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96",
+    "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128",
+    "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144", "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160",
+    "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192",
+    "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208", "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224",
+    "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
+    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
+    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
+    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
+    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
+    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
+    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
+    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
+    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
+    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
+    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
+    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms1_immediates[] = {
     ", %0",
@@ -840,87 +776,65 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms1_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<wgmma_mma_async_sp_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms1_opcode_pieces, wgmma_mma_async_sp_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms2: the opcode of each form, in the order of wgmma_mma_async_sp_forms2_table, and
-// the asm statement of wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms2_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e5m2",
+// wgmma_mma_async_sp_forms2: the opcode of each form, in the order of wgmma_mma_async_sp_forms2_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms2_opcode_pieces), and the asm statement of
+// wgmma_asm2 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms2_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.f16.e4m3.e4m3", "k64.f16.e4m3.e5m2",
+    "k64.f16.e5m2.e4m3", "k64.f16.e5m2.e5m2", "k16.f32.tf32.tf32", "k64.f32.e4m3.e4m3",
+    "k64.f32.e4m3.e5m2", "k64.f32.e5m2.e4m3", "k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16",
+    "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48",
+    "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80",
+    "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112",
+    "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144",
+    "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176",
+    "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208",
+    "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240",
+    "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms2_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
+    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
+    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
+    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
+    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
+    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
+    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
+    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
+    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
+    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
+    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
+    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
+    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
+    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
+    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
+    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms2_immediates[] = {
     ", %0",
@@ -941,87 +855,65 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms2_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<wgmma_mma_async_sp_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms2_opcode_pieces, wgmma_mma_async_sp_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms3: the opcode of each form, in the order of wgmma_mma_async_sp_forms3_table, and
-// the asm statement of wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms3_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n16k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n24k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n32k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n40k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n48k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n48k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n56k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n72k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n80k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n80k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n88k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n96k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n104k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n112k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n112k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n120k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n128k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n136k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n144k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n144k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n152k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n160k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n168k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n176k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n176k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n184k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n192k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n200k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n208k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n208k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n216k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n224k64.f32.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f16.e5m2.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n232k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e5m2.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n240k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n240k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e4m3.e5m2",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k16.f32.tf32.tf32", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n248k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e4m3",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k16.f32.tf32.tf32",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e4m3", "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e5m2",
+// wgmma_mma_async_sp_forms3: the opcode of each form, in the order of wgmma_mma_async_sp_forms3_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms3_opcode_pieces), and the asm statement of
+// wgmma_asm3 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms3_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.f16.e4m3.e4m3", "k64.f16.e4m3.e5m2",
+    "k64.f16.e5m2.e4m3", "k64.f16.e5m2.e5m2", "k16.f32.tf32.tf32", "k64.f32.e4m3.e4m3",
+    "k64.f32.e4m3.e5m2", "k64.f32.e5m2.e4m3", "k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16",
+    "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48",
+    "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80",
+    "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112",
+    "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144",
+    "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176",
+    "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208",
+    "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240",
+    "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms3_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
+    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
+    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
+    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
+    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
+    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
+    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
+    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
+    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
+    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
+    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
+    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
+    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
+    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
+    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
+    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
+    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
+    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
+    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
+    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
+    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
+    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
+    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
+    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
+    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
+    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
+    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
+    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
+    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
+    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
+    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
+    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms3_immediates[] = {
     ", %0",
@@ -1042,51 +934,43 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms3_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<wgmma_mma_async_sp_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms3_opcode_pieces, wgmma_mma_async_sp_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms4: the opcode of each form, in the order of wgmma_mma_async_sp_forms4_table, and
-// the asm statement of wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms4_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.s8.s8",
+// wgmma_mma_async_sp_forms4: the opcode of each form, in the order of wgmma_mma_async_sp_forms4_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms4_opcode_pieces), and the asm statement of
+// wgmma_asm2 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms4_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.s32.u8.u8", "k64.satfinite.s32.u8.u8",
+    "k64.s32.u8.s8", "k64.satfinite.s32.u8.s8", "k64.s32.s8.u8", "k64.satfinite.s32.s8.u8",
+    "k64.s32.s8.s8", "k64.satfinite.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24",
+    "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n80",
+    "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n144",
+    "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n208",
+    "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms4_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
+    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
+    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
+    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
+    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
+    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
+    20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7, 20, 8, 20, 9,
+    21, 2, 21, 3, 21, 4, 21, 5, 21, 6, 21, 7, 21, 8, 21, 9,
+    22, 2, 22, 3, 22, 4, 22, 5, 22, 6, 22, 7, 22, 8, 22, 9,
+    23, 2, 23, 3, 23, 4, 23, 5, 23, 6, 23, 7, 23, 8, 23, 9,
+    24, 2, 24, 3, 24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9,
+    25, 2, 25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms4_immediates[] = {
     ", %0",
@@ -1103,51 +987,43 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms4_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms4_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms4_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<wgmma_mma_async_sp_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms4_opcode_pieces, wgmma_mma_async_sp_forms4_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms4_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
-// wgmma_mma_async_sp_forms5: the opcode of each form, in the order of wgmma_mma_async_sp_forms5_table, and
-// the asm statement of wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms5_opcode[] = {
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n8k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n24k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n32k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n48k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n64k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n80k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n96k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n112k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n128k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n144k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n160k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n176k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n192k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n208k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n224k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.s8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.u8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.u8.s8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.u8.s8",
-    "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.s8.u8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n256k64.satfinite.s32.s8.s8",
+// wgmma_mma_async_sp_forms5: the opcode of each form, in the order of wgmma_mma_async_sp_forms5_table, as
+// two pieces (their numbers in wgmma_mma_async_sp_forms5_opcode_pieces), and the asm statement of
+// wgmma_asm3 it takes.
+inline constexpr const char* wgmma_mma_async_sp_forms5_opcode_pieces[] = {
+    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.s32.u8.u8", "k64.satfinite.s32.u8.u8",
+    "k64.s32.u8.s8", "k64.satfinite.s32.u8.s8", "k64.s32.s8.u8", "k64.satfinite.s32.s8.u8",
+    "k64.s32.s8.s8", "k64.satfinite.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24",
+    "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n80",
+    "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n144",
+    "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n208",
+    "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n256",
+};
+inline constexpr unsigned char wgmma_mma_async_sp_forms5_opcode[] = {
+    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
+    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
+    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
+    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
+    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
+    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
+    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
+    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
+    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
+    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
+    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
+    20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7, 20, 8, 20, 9,
+    21, 2, 21, 3, 21, 4, 21, 5, 21, 6, 21, 7, 21, 8, 21, 9,
+    22, 2, 22, 3, 22, 4, 22, 5, 22, 6, 22, 7, 22, 8, 22, 9,
+    23, 2, 23, 3, 23, 4, 23, 5, 23, 6, 23, 7, 23, 8, 23, 9,
+    24, 2, 24, 3, 24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9,
+    25, 2, 25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9,
+    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
 };
 inline constexpr const char* wgmma_mma_async_sp_forms5_immediates[] = {
     ", %0",
@@ -1164,7 +1040,7 @@ inline constexpr unsigned short wgmma_mma_async_sp_forms5_statement[] = {
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms5_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms5_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<wgmma_mma_async_sp_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms5_opcode_pieces, wgmma_mma_async_sp_forms5_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms5_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -91,14 +91,8 @@ enum class wgmma_mma_async_sp_btype : int {
     s8,
 };
 
+
 namespace detail {
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0();
 
 PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_derive_k([[maybe_unused]] wgmma_mma_async_atype atype) {
     if ((atype == wgmma_mma_async_atype::f16)) return 16;
@@ -174,6 +168,18 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d([[maybe_unused]] int n, [[ma
     }
     return 0;
 }
+
+// The host pass (cudafe++ and the host compiler, which never run device code) sees
+// one declaration per wrapper name and operand count, below; the device passes see
+// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_commit_group_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0();
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
@@ -293,26 +299,39 @@ struct wgmma_mma_async_sp_a_regs_length {
     static constexpr bool ok = true;
 };
 #endif
+#endif
 
 }  // namespace detail
+
+#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 96 forms of wgmma_mma_async: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms0_table[] = {
-    0, 65536, 74752, 196608, 262144, 271360, 393216, 458752,
-    467968, 589824, 655360, 664576, 786432, 851968, 861184, 983040,
-    1048576, 1057792, 1179648, 1245184, 1254400, 1376256, 1441792, 1451008,
-    1572864, 1638400, 1647616, 1769472, 1835008, 1844224, 1966080, 2031616,
-    2040832, 2162688, 2228224, 2237440, 2359296, 2424832, 2434048, 2555904,
-    2621440, 2630656, 2752512, 2818048, 2827264, 2949120, 3014656, 3023872,
-    3145728, 3211264, 3220480, 3342336, 3407872, 3417088, 3538944, 3604480,
-    3613696, 3735552, 3801088, 3810304, 3932160, 3997696, 4006912, 4128768,
-    4194304, 4203520, 4325376, 4390912, 4400128, 4521984, 4587520, 4596736,
-    4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
-    5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
-    5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+// The 96 forms of wgmma_mma_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms0_table {
+    static constexpr long long table[] = {
+        0, 65536, 74752, 196608, 262144, 271360, 393216, 458752,
+        467968, 589824, 655360, 664576, 786432, 851968, 861184, 983040,
+        1048576, 1057792, 1179648, 1245184, 1254400, 1376256, 1441792, 1451008,
+        1572864, 1638400, 1647616, 1769472, 1835008, 1844224, 1966080, 2031616,
+        2040832, 2162688, 2228224, 2237440, 2359296, 2424832, 2434048, 2555904,
+        2621440, 2630656, 2752512, 2818048, 2827264, 2949120, 3014656, 3023872,
+        3145728, 3211264, 3220480, 3342336, 3407872, 3417088, 3538944, 3604480,
+        3613696, 3735552, 3801088, 3810304, 3932160, 3997696, 4006912, 4128768,
+        4194304, 4203520, 4325376, 4390912, 4400128, 4521984, 4587520, 4596736,
+        4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
+        5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
+        5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -354,9 +373,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -387,14 +404,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms0<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms0<ptxgen_f::index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -402,20 +418,30 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 96 forms of wgmma_mma_async_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms1_table[] = {
-    0, 65536, 74752, 196608, 262144, 271360, 393216, 458752,
-    467968, 589824, 655360, 664576, 786432, 851968, 861184, 983040,
-    1048576, 1057792, 1179648, 1245184, 1254400, 1376256, 1441792, 1451008,
-    1572864, 1638400, 1647616, 1769472, 1835008, 1844224, 1966080, 2031616,
-    2040832, 2162688, 2228224, 2237440, 2359296, 2424832, 2434048, 2555904,
-    2621440, 2630656, 2752512, 2818048, 2827264, 2949120, 3014656, 3023872,
-    3145728, 3211264, 3220480, 3342336, 3407872, 3417088, 3538944, 3604480,
-    3613696, 3735552, 3801088, 3810304, 3932160, 3997696, 4006912, 4128768,
-    4194304, 4203520, 4325376, 4390912, 4400128, 4521984, 4587520, 4596736,
-    4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
-    5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
-    5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+// The 96 forms of wgmma_mma_async_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms1_table {
+    static constexpr long long table[] = {
+        0, 65536, 74752, 196608, 262144, 271360, 393216, 458752,
+        467968, 589824, 655360, 664576, 786432, 851968, 861184, 983040,
+        1048576, 1057792, 1179648, 1245184, 1254400, 1376256, 1441792, 1451008,
+        1572864, 1638400, 1647616, 1769472, 1835008, 1844224, 1966080, 2031616,
+        2040832, 2162688, 2228224, 2237440, 2359296, 2424832, 2434048, 2555904,
+        2621440, 2630656, 2752512, 2818048, 2827264, 2949120, 3014656, 3023872,
+        3145728, 3211264, 3220480, 3342336, 3407872, 3417088, 3538944, 3604480,
+        3613696, 3735552, 3801088, 3810304, 3932160, 3997696, 4006912, 4128768,
+        4194304, 4203520, 4325376, 4390912, 4400128, 4521984, 4587520, 4596736,
+        4718592, 4784128, 4793344, 4915200, 4980736, 4989952, 5111808, 5177344,
+        5186560, 5308416, 5373952, 5383168, 5505024, 5570560, 5579776, 5701632,
+        5767168, 5776384, 5898240, 5963776, 5972992, 6094848, 6160384, 6169600,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -455,9 +481,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -487,14 +511,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms1<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms1<ptxgen_f::index, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -502,44 +525,54 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 288 forms of wgmma_mma_async: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms2_table[] = {
-    27648, 28672, 35840, 36864, 83968, 93184, 94208, 101376,
-    102400, 224256, 225280, 232448, 233472, 280576, 289792, 290816,
-    297984, 299008, 420864, 421888, 429056, 430080, 477184, 486400,
-    487424, 494592, 495616, 617472, 618496, 625664, 626688, 673792,
-    683008, 684032, 691200, 692224, 814080, 815104, 822272, 823296,
-    870400, 879616, 880640, 887808, 888832, 1010688, 1011712, 1018880,
-    1019904, 1067008, 1076224, 1077248, 1084416, 1085440, 1207296, 1208320,
-    1215488, 1216512, 1263616, 1272832, 1273856, 1281024, 1282048, 1403904,
-    1404928, 1412096, 1413120, 1460224, 1469440, 1470464, 1477632, 1478656,
-    1600512, 1601536, 1608704, 1609728, 1656832, 1666048, 1667072, 1674240,
-    1675264, 1797120, 1798144, 1805312, 1806336, 1853440, 1862656, 1863680,
-    1870848, 1871872, 1993728, 1994752, 2001920, 2002944, 2050048, 2059264,
-    2060288, 2067456, 2068480, 2190336, 2191360, 2198528, 2199552, 2246656,
-    2255872, 2256896, 2264064, 2265088, 2386944, 2387968, 2395136, 2396160,
-    2443264, 2452480, 2453504, 2460672, 2461696, 2583552, 2584576, 2591744,
-    2592768, 2639872, 2649088, 2650112, 2657280, 2658304, 2780160, 2781184,
-    2788352, 2789376, 2836480, 2845696, 2846720, 2853888, 2854912, 2976768,
-    2977792, 2984960, 2985984, 3033088, 3042304, 3043328, 3050496, 3051520,
-    3173376, 3174400, 3181568, 3182592, 3229696, 3238912, 3239936, 3247104,
-    3248128, 3369984, 3371008, 3378176, 3379200, 3426304, 3435520, 3436544,
-    3443712, 3444736, 3566592, 3567616, 3574784, 3575808, 3622912, 3632128,
-    3633152, 3640320, 3641344, 3763200, 3764224, 3771392, 3772416, 3819520,
-    3828736, 3829760, 3836928, 3837952, 3959808, 3960832, 3968000, 3969024,
-    4016128, 4025344, 4026368, 4033536, 4034560, 4156416, 4157440, 4164608,
-    4165632, 4212736, 4221952, 4222976, 4230144, 4231168, 4353024, 4354048,
-    4361216, 4362240, 4409344, 4418560, 4419584, 4426752, 4427776, 4549632,
-    4550656, 4557824, 4558848, 4605952, 4615168, 4616192, 4623360, 4624384,
-    4746240, 4747264, 4754432, 4755456, 4802560, 4811776, 4812800, 4819968,
-    4820992, 4942848, 4943872, 4951040, 4952064, 4999168, 5008384, 5009408,
-    5016576, 5017600, 5139456, 5140480, 5147648, 5148672, 5195776, 5204992,
-    5206016, 5213184, 5214208, 5336064, 5337088, 5344256, 5345280, 5392384,
-    5401600, 5402624, 5409792, 5410816, 5532672, 5533696, 5540864, 5541888,
-    5588992, 5598208, 5599232, 5606400, 5607424, 5729280, 5730304, 5737472,
-    5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
-    5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
-    6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+// The 288 forms of wgmma_mma_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms2_table {
+    static constexpr long long table[] = {
+        27648, 28672, 35840, 36864, 83968, 93184, 94208, 101376,
+        102400, 224256, 225280, 232448, 233472, 280576, 289792, 290816,
+        297984, 299008, 420864, 421888, 429056, 430080, 477184, 486400,
+        487424, 494592, 495616, 617472, 618496, 625664, 626688, 673792,
+        683008, 684032, 691200, 692224, 814080, 815104, 822272, 823296,
+        870400, 879616, 880640, 887808, 888832, 1010688, 1011712, 1018880,
+        1019904, 1067008, 1076224, 1077248, 1084416, 1085440, 1207296, 1208320,
+        1215488, 1216512, 1263616, 1272832, 1273856, 1281024, 1282048, 1403904,
+        1404928, 1412096, 1413120, 1460224, 1469440, 1470464, 1477632, 1478656,
+        1600512, 1601536, 1608704, 1609728, 1656832, 1666048, 1667072, 1674240,
+        1675264, 1797120, 1798144, 1805312, 1806336, 1853440, 1862656, 1863680,
+        1870848, 1871872, 1993728, 1994752, 2001920, 2002944, 2050048, 2059264,
+        2060288, 2067456, 2068480, 2190336, 2191360, 2198528, 2199552, 2246656,
+        2255872, 2256896, 2264064, 2265088, 2386944, 2387968, 2395136, 2396160,
+        2443264, 2452480, 2453504, 2460672, 2461696, 2583552, 2584576, 2591744,
+        2592768, 2639872, 2649088, 2650112, 2657280, 2658304, 2780160, 2781184,
+        2788352, 2789376, 2836480, 2845696, 2846720, 2853888, 2854912, 2976768,
+        2977792, 2984960, 2985984, 3033088, 3042304, 3043328, 3050496, 3051520,
+        3173376, 3174400, 3181568, 3182592, 3229696, 3238912, 3239936, 3247104,
+        3248128, 3369984, 3371008, 3378176, 3379200, 3426304, 3435520, 3436544,
+        3443712, 3444736, 3566592, 3567616, 3574784, 3575808, 3622912, 3632128,
+        3633152, 3640320, 3641344, 3763200, 3764224, 3771392, 3772416, 3819520,
+        3828736, 3829760, 3836928, 3837952, 3959808, 3960832, 3968000, 3969024,
+        4016128, 4025344, 4026368, 4033536, 4034560, 4156416, 4157440, 4164608,
+        4165632, 4212736, 4221952, 4222976, 4230144, 4231168, 4353024, 4354048,
+        4361216, 4362240, 4409344, 4418560, 4419584, 4426752, 4427776, 4549632,
+        4550656, 4557824, 4558848, 4605952, 4615168, 4616192, 4623360, 4624384,
+        4746240, 4747264, 4754432, 4755456, 4802560, 4811776, 4812800, 4819968,
+        4820992, 4942848, 4943872, 4951040, 4952064, 4999168, 5008384, 5009408,
+        5016576, 5017600, 5139456, 5140480, 5147648, 5148672, 5195776, 5204992,
+        5206016, 5213184, 5214208, 5336064, 5337088, 5344256, 5345280, 5392384,
+        5401600, 5402624, 5409792, 5410816, 5532672, 5533696, 5540864, 5541888,
+        5588992, 5598208, 5599232, 5606400, 5607424, 5729280, 5730304, 5737472,
+        5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
+        5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
+        6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -577,9 +610,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -606,14 +637,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms2<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms2<ptxgen_f::index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -621,44 +651,54 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 288 forms of wgmma_mma_async_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms3_table[] = {
-    27648, 28672, 35840, 36864, 83968, 93184, 94208, 101376,
-    102400, 224256, 225280, 232448, 233472, 280576, 289792, 290816,
-    297984, 299008, 420864, 421888, 429056, 430080, 477184, 486400,
-    487424, 494592, 495616, 617472, 618496, 625664, 626688, 673792,
-    683008, 684032, 691200, 692224, 814080, 815104, 822272, 823296,
-    870400, 879616, 880640, 887808, 888832, 1010688, 1011712, 1018880,
-    1019904, 1067008, 1076224, 1077248, 1084416, 1085440, 1207296, 1208320,
-    1215488, 1216512, 1263616, 1272832, 1273856, 1281024, 1282048, 1403904,
-    1404928, 1412096, 1413120, 1460224, 1469440, 1470464, 1477632, 1478656,
-    1600512, 1601536, 1608704, 1609728, 1656832, 1666048, 1667072, 1674240,
-    1675264, 1797120, 1798144, 1805312, 1806336, 1853440, 1862656, 1863680,
-    1870848, 1871872, 1993728, 1994752, 2001920, 2002944, 2050048, 2059264,
-    2060288, 2067456, 2068480, 2190336, 2191360, 2198528, 2199552, 2246656,
-    2255872, 2256896, 2264064, 2265088, 2386944, 2387968, 2395136, 2396160,
-    2443264, 2452480, 2453504, 2460672, 2461696, 2583552, 2584576, 2591744,
-    2592768, 2639872, 2649088, 2650112, 2657280, 2658304, 2780160, 2781184,
-    2788352, 2789376, 2836480, 2845696, 2846720, 2853888, 2854912, 2976768,
-    2977792, 2984960, 2985984, 3033088, 3042304, 3043328, 3050496, 3051520,
-    3173376, 3174400, 3181568, 3182592, 3229696, 3238912, 3239936, 3247104,
-    3248128, 3369984, 3371008, 3378176, 3379200, 3426304, 3435520, 3436544,
-    3443712, 3444736, 3566592, 3567616, 3574784, 3575808, 3622912, 3632128,
-    3633152, 3640320, 3641344, 3763200, 3764224, 3771392, 3772416, 3819520,
-    3828736, 3829760, 3836928, 3837952, 3959808, 3960832, 3968000, 3969024,
-    4016128, 4025344, 4026368, 4033536, 4034560, 4156416, 4157440, 4164608,
-    4165632, 4212736, 4221952, 4222976, 4230144, 4231168, 4353024, 4354048,
-    4361216, 4362240, 4409344, 4418560, 4419584, 4426752, 4427776, 4549632,
-    4550656, 4557824, 4558848, 4605952, 4615168, 4616192, 4623360, 4624384,
-    4746240, 4747264, 4754432, 4755456, 4802560, 4811776, 4812800, 4819968,
-    4820992, 4942848, 4943872, 4951040, 4952064, 4999168, 5008384, 5009408,
-    5016576, 5017600, 5139456, 5140480, 5147648, 5148672, 5195776, 5204992,
-    5206016, 5213184, 5214208, 5336064, 5337088, 5344256, 5345280, 5392384,
-    5401600, 5402624, 5409792, 5410816, 5532672, 5533696, 5540864, 5541888,
-    5588992, 5598208, 5599232, 5606400, 5607424, 5729280, 5730304, 5737472,
-    5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
-    5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
-    6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+// The 288 forms of wgmma_mma_async_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms3_table {
+    static constexpr long long table[] = {
+        27648, 28672, 35840, 36864, 83968, 93184, 94208, 101376,
+        102400, 224256, 225280, 232448, 233472, 280576, 289792, 290816,
+        297984, 299008, 420864, 421888, 429056, 430080, 477184, 486400,
+        487424, 494592, 495616, 617472, 618496, 625664, 626688, 673792,
+        683008, 684032, 691200, 692224, 814080, 815104, 822272, 823296,
+        870400, 879616, 880640, 887808, 888832, 1010688, 1011712, 1018880,
+        1019904, 1067008, 1076224, 1077248, 1084416, 1085440, 1207296, 1208320,
+        1215488, 1216512, 1263616, 1272832, 1273856, 1281024, 1282048, 1403904,
+        1404928, 1412096, 1413120, 1460224, 1469440, 1470464, 1477632, 1478656,
+        1600512, 1601536, 1608704, 1609728, 1656832, 1666048, 1667072, 1674240,
+        1675264, 1797120, 1798144, 1805312, 1806336, 1853440, 1862656, 1863680,
+        1870848, 1871872, 1993728, 1994752, 2001920, 2002944, 2050048, 2059264,
+        2060288, 2067456, 2068480, 2190336, 2191360, 2198528, 2199552, 2246656,
+        2255872, 2256896, 2264064, 2265088, 2386944, 2387968, 2395136, 2396160,
+        2443264, 2452480, 2453504, 2460672, 2461696, 2583552, 2584576, 2591744,
+        2592768, 2639872, 2649088, 2650112, 2657280, 2658304, 2780160, 2781184,
+        2788352, 2789376, 2836480, 2845696, 2846720, 2853888, 2854912, 2976768,
+        2977792, 2984960, 2985984, 3033088, 3042304, 3043328, 3050496, 3051520,
+        3173376, 3174400, 3181568, 3182592, 3229696, 3238912, 3239936, 3247104,
+        3248128, 3369984, 3371008, 3378176, 3379200, 3426304, 3435520, 3436544,
+        3443712, 3444736, 3566592, 3567616, 3574784, 3575808, 3622912, 3632128,
+        3633152, 3640320, 3641344, 3763200, 3764224, 3771392, 3772416, 3819520,
+        3828736, 3829760, 3836928, 3837952, 3959808, 3960832, 3968000, 3969024,
+        4016128, 4025344, 4026368, 4033536, 4034560, 4156416, 4157440, 4164608,
+        4165632, 4212736, 4221952, 4222976, 4230144, 4231168, 4353024, 4354048,
+        4361216, 4362240, 4409344, 4418560, 4419584, 4426752, 4427776, 4549632,
+        4550656, 4557824, 4558848, 4605952, 4615168, 4616192, 4623360, 4624384,
+        4746240, 4747264, 4754432, 4755456, 4802560, 4811776, 4812800, 4819968,
+        4820992, 4942848, 4943872, 4951040, 4952064, 4999168, 5008384, 5009408,
+        5016576, 5017600, 5139456, 5140480, 5147648, 5148672, 5195776, 5204992,
+        5206016, 5213184, 5214208, 5336064, 5337088, 5344256, 5345280, 5392384,
+        5401600, 5402624, 5409792, 5410816, 5532672, 5533696, 5540864, 5541888,
+        5588992, 5598208, 5599232, 5606400, 5607424, 5729280, 5730304, 5737472,
+        5738496, 5785600, 5794816, 5795840, 5803008, 5804032, 5925888, 5926912,
+        5934080, 5935104, 5982208, 5991424, 5992448, 5999616, 6000640, 6122496,
+        6123520, 6130688, 6131712, 6178816, 6188032, 6189056, 6196224, 6197248,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -696,9 +736,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -726,14 +764,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms3<ptxgen_index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms3<ptxgen_f::index, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -741,29 +778,41 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 162 forms of wgmma_mma_async: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms4_table[] = {
-    177152, 177664, 178177, 178689, 185345, 185857, 186368, 186880,
-    195840, 373760, 374272, 374785, 375297, 381953, 382465, 382976,
-    383488, 392448, 570368, 570880, 571393, 571905, 578561, 579073,
-    579584, 580096, 589056, 766976, 767488, 768001, 768513, 775169,
-    775681, 776192, 776704, 785664, 1160192, 1160704, 1161217, 1161729,
-    1168385, 1168897, 1169408, 1169920, 1178880, 1553408, 1553920, 1554433,
-    1554945, 1561601, 1562113, 1562624, 1563136, 1572096, 1946624, 1947136,
-    1947649, 1948161, 1954817, 1955329, 1955840, 1956352, 1965312, 2339840,
-    2340352, 2340865, 2341377, 2348033, 2348545, 2349056, 2349568, 2358528,
-    2733056, 2733568, 2734081, 2734593, 2741249, 2741761, 2742272, 2742784,
-    2751744, 3126272, 3126784, 3127297, 3127809, 3134465, 3134977, 3135488,
-    3136000, 3144960, 3519488, 3520000, 3520513, 3521025, 3527681, 3528193,
-    3528704, 3529216, 3538176, 3912704, 3913216, 3913729, 3914241, 3920897,
-    3921409, 3921920, 3922432, 3931392, 4305920, 4306432, 4306945, 4307457,
-    4314113, 4314625, 4315136, 4315648, 4324608, 4699136, 4699648, 4700161,
-    4700673, 4707329, 4707841, 4708352, 4708864, 4717824, 5092352, 5092864,
-    5093377, 5093889, 5100545, 5101057, 5101568, 5102080, 5111040, 5485568,
-    5486080, 5486593, 5487105, 5493761, 5494273, 5494784, 5495296, 5504256,
-    5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
-    5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
-    6281728, 6290688,
+// The 162 forms of wgmma_mma_async: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms4_table {
+    static constexpr long long table[] = {
+        177152, 177664, 178177, 178689, 185345, 185857, 186368, 186880,
+        195840, 373760, 374272, 374785, 375297, 381953, 382465, 382976,
+        383488, 392448, 570368, 570880, 571393, 571905, 578561, 579073,
+        579584, 580096, 589056, 766976, 767488, 768001, 768513, 775169,
+        775681, 776192, 776704, 785664, 1160192, 1160704, 1161217, 1161729,
+        1168385, 1168897, 1169408, 1169920, 1178880, 1553408, 1553920, 1554433,
+        1554945, 1561601, 1562113, 1562624, 1563136, 1572096, 1946624, 1947136,
+        1947649, 1948161, 1954817, 1955329, 1955840, 1956352, 1965312, 2339840,
+        2340352, 2340865, 2341377, 2348033, 2348545, 2349056, 2349568, 2358528,
+        2733056, 2733568, 2734081, 2734593, 2741249, 2741761, 2742272, 2742784,
+        2751744, 3126272, 3126784, 3127297, 3127809, 3134465, 3134977, 3135488,
+        3136000, 3144960, 3519488, 3520000, 3520513, 3521025, 3527681, 3528193,
+        3528704, 3529216, 3538176, 3912704, 3913216, 3913729, 3914241, 3920897,
+        3921409, 3921920, 3922432, 3931392, 4305920, 4306432, 4306945, 4307457,
+        4314113, 4314625, 4315136, 4315648, 4324608, 4699136, 4699648, 4700161,
+        4700673, 4707329, 4707841, 4708352, 4708864, 4717824, 5092352, 5092864,
+        5093377, 5093889, 5100545, 5101057, 5101568, 5102080, 5111040, 5485568,
+        5486080, 5486593, 5487105, 5493761, 5494273, 5494784, 5495296, 5504256,
+        5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
+        5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
+        6281728, 6290688,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+        {0x80ull, 0, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -797,9 +846,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms4_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms4_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -822,17 +869,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     static_assert(detail::wgmma_mma_async_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_type_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_count_d(PtxgenN, detail::wgmma_mma_async_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenBitop));
     static_assert(detail::wgmma_mma_async_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms4<ptxgen_index>(d, a_desc, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms4<ptxgen_f::index>(d, a_desc, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -840,29 +883,41 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 162 forms of wgmma_mma_async_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_forms5_table[] = {
-    177152, 177664, 178177, 178689, 185345, 185857, 186368, 186880,
-    195840, 373760, 374272, 374785, 375297, 381953, 382465, 382976,
-    383488, 392448, 570368, 570880, 571393, 571905, 578561, 579073,
-    579584, 580096, 589056, 766976, 767488, 768001, 768513, 775169,
-    775681, 776192, 776704, 785664, 1160192, 1160704, 1161217, 1161729,
-    1168385, 1168897, 1169408, 1169920, 1178880, 1553408, 1553920, 1554433,
-    1554945, 1561601, 1562113, 1562624, 1563136, 1572096, 1946624, 1947136,
-    1947649, 1948161, 1954817, 1955329, 1955840, 1956352, 1965312, 2339840,
-    2340352, 2340865, 2341377, 2348033, 2348545, 2349056, 2349568, 2358528,
-    2733056, 2733568, 2734081, 2734593, 2741249, 2741761, 2742272, 2742784,
-    2751744, 3126272, 3126784, 3127297, 3127809, 3134465, 3134977, 3135488,
-    3136000, 3144960, 3519488, 3520000, 3520513, 3521025, 3527681, 3528193,
-    3528704, 3529216, 3538176, 3912704, 3913216, 3913729, 3914241, 3920897,
-    3921409, 3921920, 3922432, 3931392, 4305920, 4306432, 4306945, 4307457,
-    4314113, 4314625, 4315136, 4315648, 4324608, 4699136, 4699648, 4700161,
-    4700673, 4707329, 4707841, 4708352, 4708864, 4717824, 5092352, 5092864,
-    5093377, 5093889, 5100545, 5101057, 5101568, 5102080, 5111040, 5485568,
-    5486080, 5486593, 5487105, 5493761, 5494273, 5494784, 5495296, 5504256,
-    5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
-    5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
-    6281728, 6290688,
+// The 162 forms of wgmma_mma_async_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_forms5_table {
+    static constexpr long long table[] = {
+        177152, 177664, 178177, 178689, 185345, 185857, 186368, 186880,
+        195840, 373760, 374272, 374785, 375297, 381953, 382465, 382976,
+        383488, 392448, 570368, 570880, 571393, 571905, 578561, 579073,
+        579584, 580096, 589056, 766976, 767488, 768001, 768513, 775169,
+        775681, 776192, 776704, 785664, 1160192, 1160704, 1161217, 1161729,
+        1168385, 1168897, 1169408, 1169920, 1178880, 1553408, 1553920, 1554433,
+        1554945, 1561601, 1562113, 1562624, 1563136, 1572096, 1946624, 1947136,
+        1947649, 1948161, 1954817, 1955329, 1955840, 1956352, 1965312, 2339840,
+        2340352, 2340865, 2341377, 2348033, 2348545, 2349056, 2349568, 2358528,
+        2733056, 2733568, 2734081, 2734593, 2741249, 2741761, 2742272, 2742784,
+        2751744, 3126272, 3126784, 3127297, 3127809, 3134465, 3134977, 3135488,
+        3136000, 3144960, 3519488, 3520000, 3520513, 3521025, 3527681, 3528193,
+        3528704, 3529216, 3538176, 3912704, 3913216, 3913729, 3914241, 3920897,
+        3921409, 3921920, 3922432, 3931392, 4305920, 4306432, 4306945, 4307457,
+        4314113, 4314625, 4315136, 4315648, 4324608, 4699136, 4699648, 4700161,
+        4700673, 4707329, 4707841, 4708352, 4708864, 4717824, 5092352, 5092864,
+        5093377, 5093889, 5100545, 5101057, 5101568, 5102080, 5111040, 5485568,
+        5486080, 5486593, 5487105, 5493761, 5494273, 5494784, 5495296, 5504256,
+        5878784, 5879296, 5879809, 5880321, 5886977, 5887489, 5888000, 5888512,
+        5897472, 6272000, 6272512, 6273025, 6273537, 6280193, 6280705, 6281216,
+        6281728, 6290688,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 80},
+        {0x80ull, 0, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
@@ -896,9 +951,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_forms5_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_forms5_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -922,17 +975,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     static_assert(detail::wgmma_mma_async_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 80, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0,
-                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_forms5<ptxgen_index>(d, a_regs, b_desc, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_forms5<ptxgen_f::index>(d, a_regs, b_desc, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -940,20 +989,30 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 96 forms of wgmma_mma_async_sp: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms0_table[] = {
-    0, 25088, 29184, 75264, 100352, 104448, 150528, 175616,
-    179712, 225792, 250880, 254976, 301056, 326144, 330240, 376320,
-    401408, 405504, 451584, 476672, 480768, 526848, 551936, 556032,
-    602112, 627200, 631296, 677376, 702464, 706560, 752640, 777728,
-    781824, 827904, 852992, 857088, 903168, 928256, 932352, 978432,
-    1003520, 1007616, 1053696, 1078784, 1082880, 1128960, 1154048, 1158144,
-    1204224, 1229312, 1233408, 1279488, 1304576, 1308672, 1354752, 1379840,
-    1383936, 1430016, 1455104, 1459200, 1505280, 1530368, 1534464, 1580544,
-    1605632, 1609728, 1655808, 1680896, 1684992, 1731072, 1756160, 1760256,
-    1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
-    1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
-    2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+// The 96 forms of wgmma_mma_async_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms0_table {
+    static constexpr long long table[] = {
+        0, 25088, 29184, 75264, 100352, 104448, 150528, 175616,
+        179712, 225792, 250880, 254976, 301056, 326144, 330240, 376320,
+        401408, 405504, 451584, 476672, 480768, 526848, 551936, 556032,
+        602112, 627200, 631296, 677376, 702464, 706560, 752640, 777728,
+        781824, 827904, 852992, 857088, 903168, 928256, 932352, 978432,
+        1003520, 1007616, 1053696, 1078784, 1082880, 1128960, 1154048, 1158144,
+        1204224, 1229312, 1233408, 1279488, 1304576, 1308672, 1354752, 1379840,
+        1383936, 1430016, 1455104, 1459200, 1505280, 1530368, 1534464, 1580544,
+        1605632, 1609728, 1655808, 1680896, 1684992, 1731072, 1756160, 1760256,
+        1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
+        1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
+        2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -998,9 +1057,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms0_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms0_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1029,14 +1086,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms0<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms0<ptxgen_f::index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1044,20 +1100,30 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 96 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms1_table[] = {
-    0, 25088, 29184, 75264, 100352, 104448, 150528, 175616,
-    179712, 225792, 250880, 254976, 301056, 326144, 330240, 376320,
-    401408, 405504, 451584, 476672, 480768, 526848, 551936, 556032,
-    602112, 627200, 631296, 677376, 702464, 706560, 752640, 777728,
-    781824, 827904, 852992, 857088, 903168, 928256, 932352, 978432,
-    1003520, 1007616, 1053696, 1078784, 1082880, 1128960, 1154048, 1158144,
-    1204224, 1229312, 1233408, 1279488, 1304576, 1308672, 1354752, 1379840,
-    1383936, 1430016, 1455104, 1459200, 1505280, 1530368, 1534464, 1580544,
-    1605632, 1609728, 1655808, 1680896, 1684992, 1731072, 1756160, 1760256,
-    1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
-    1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
-    2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+// The 96 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms1_table {
+    static constexpr long long table[] = {
+        0, 25088, 29184, 75264, 100352, 104448, 150528, 175616,
+        179712, 225792, 250880, 254976, 301056, 326144, 330240, 376320,
+        401408, 405504, 451584, 476672, 480768, 526848, 551936, 556032,
+        602112, 627200, 631296, 677376, 702464, 706560, 752640, 777728,
+        781824, 827904, 852992, 857088, 903168, 928256, 932352, 978432,
+        1003520, 1007616, 1053696, 1078784, 1082880, 1128960, 1154048, 1158144,
+        1204224, 1229312, 1233408, 1279488, 1304576, 1308672, 1354752, 1379840,
+        1383936, 1430016, 1455104, 1459200, 1505280, 1530368, 1534464, 1580544,
+        1605632, 1609728, 1655808, 1680896, 1684992, 1731072, 1756160, 1760256,
+        1806336, 1831424, 1835520, 1881600, 1906688, 1910784, 1956864, 1981952,
+        1986048, 2032128, 2057216, 2061312, 2107392, 2132480, 2136576, 2182656,
+        2207744, 2211840, 2257920, 2283008, 2287104, 2333184, 2358272, 2362368,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1100,9 +1166,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms1_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms1_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1130,14 +1194,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms1<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms1<ptxgen_f::index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1145,44 +1208,54 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 288 forms of wgmma_mma_async_sp: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms2_table[] = {
-    12288, 12800, 15872, 16384, 33280, 37376, 37888, 40960,
-    41472, 87552, 88064, 91136, 91648, 108544, 112640, 113152,
-    116224, 116736, 162816, 163328, 166400, 166912, 183808, 187904,
-    188416, 191488, 192000, 238080, 238592, 241664, 242176, 259072,
-    263168, 263680, 266752, 267264, 313344, 313856, 316928, 317440,
-    334336, 338432, 338944, 342016, 342528, 388608, 389120, 392192,
-    392704, 409600, 413696, 414208, 417280, 417792, 463872, 464384,
-    467456, 467968, 484864, 488960, 489472, 492544, 493056, 539136,
-    539648, 542720, 543232, 560128, 564224, 564736, 567808, 568320,
-    614400, 614912, 617984, 618496, 635392, 639488, 640000, 643072,
-    643584, 689664, 690176, 693248, 693760, 710656, 714752, 715264,
-    718336, 718848, 764928, 765440, 768512, 769024, 785920, 790016,
-    790528, 793600, 794112, 840192, 840704, 843776, 844288, 861184,
-    865280, 865792, 868864, 869376, 915456, 915968, 919040, 919552,
-    936448, 940544, 941056, 944128, 944640, 990720, 991232, 994304,
-    994816, 1011712, 1015808, 1016320, 1019392, 1019904, 1065984, 1066496,
-    1069568, 1070080, 1086976, 1091072, 1091584, 1094656, 1095168, 1141248,
-    1141760, 1144832, 1145344, 1162240, 1166336, 1166848, 1169920, 1170432,
-    1216512, 1217024, 1220096, 1220608, 1237504, 1241600, 1242112, 1245184,
-    1245696, 1291776, 1292288, 1295360, 1295872, 1312768, 1316864, 1317376,
-    1320448, 1320960, 1367040, 1367552, 1370624, 1371136, 1388032, 1392128,
-    1392640, 1395712, 1396224, 1442304, 1442816, 1445888, 1446400, 1463296,
-    1467392, 1467904, 1470976, 1471488, 1517568, 1518080, 1521152, 1521664,
-    1538560, 1542656, 1543168, 1546240, 1546752, 1592832, 1593344, 1596416,
-    1596928, 1613824, 1617920, 1618432, 1621504, 1622016, 1668096, 1668608,
-    1671680, 1672192, 1689088, 1693184, 1693696, 1696768, 1697280, 1743360,
-    1743872, 1746944, 1747456, 1764352, 1768448, 1768960, 1772032, 1772544,
-    1818624, 1819136, 1822208, 1822720, 1839616, 1843712, 1844224, 1847296,
-    1847808, 1893888, 1894400, 1897472, 1897984, 1914880, 1918976, 1919488,
-    1922560, 1923072, 1969152, 1969664, 1972736, 1973248, 1990144, 1994240,
-    1994752, 1997824, 1998336, 2044416, 2044928, 2048000, 2048512, 2065408,
-    2069504, 2070016, 2073088, 2073600, 2119680, 2120192, 2123264, 2123776,
-    2140672, 2144768, 2145280, 2148352, 2148864, 2194944, 2195456, 2198528,
-    2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
-    2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
-    2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+// The 288 forms of wgmma_mma_async_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms2_table {
+    static constexpr long long table[] = {
+        12288, 12800, 15872, 16384, 33280, 37376, 37888, 40960,
+        41472, 87552, 88064, 91136, 91648, 108544, 112640, 113152,
+        116224, 116736, 162816, 163328, 166400, 166912, 183808, 187904,
+        188416, 191488, 192000, 238080, 238592, 241664, 242176, 259072,
+        263168, 263680, 266752, 267264, 313344, 313856, 316928, 317440,
+        334336, 338432, 338944, 342016, 342528, 388608, 389120, 392192,
+        392704, 409600, 413696, 414208, 417280, 417792, 463872, 464384,
+        467456, 467968, 484864, 488960, 489472, 492544, 493056, 539136,
+        539648, 542720, 543232, 560128, 564224, 564736, 567808, 568320,
+        614400, 614912, 617984, 618496, 635392, 639488, 640000, 643072,
+        643584, 689664, 690176, 693248, 693760, 710656, 714752, 715264,
+        718336, 718848, 764928, 765440, 768512, 769024, 785920, 790016,
+        790528, 793600, 794112, 840192, 840704, 843776, 844288, 861184,
+        865280, 865792, 868864, 869376, 915456, 915968, 919040, 919552,
+        936448, 940544, 941056, 944128, 944640, 990720, 991232, 994304,
+        994816, 1011712, 1015808, 1016320, 1019392, 1019904, 1065984, 1066496,
+        1069568, 1070080, 1086976, 1091072, 1091584, 1094656, 1095168, 1141248,
+        1141760, 1144832, 1145344, 1162240, 1166336, 1166848, 1169920, 1170432,
+        1216512, 1217024, 1220096, 1220608, 1237504, 1241600, 1242112, 1245184,
+        1245696, 1291776, 1292288, 1295360, 1295872, 1312768, 1316864, 1317376,
+        1320448, 1320960, 1367040, 1367552, 1370624, 1371136, 1388032, 1392128,
+        1392640, 1395712, 1396224, 1442304, 1442816, 1445888, 1446400, 1463296,
+        1467392, 1467904, 1470976, 1471488, 1517568, 1518080, 1521152, 1521664,
+        1538560, 1542656, 1543168, 1546240, 1546752, 1592832, 1593344, 1596416,
+        1596928, 1613824, 1617920, 1618432, 1621504, 1622016, 1668096, 1668608,
+        1671680, 1672192, 1689088, 1693184, 1693696, 1696768, 1697280, 1743360,
+        1743872, 1746944, 1747456, 1764352, 1768448, 1768960, 1772032, 1772544,
+        1818624, 1819136, 1822208, 1822720, 1839616, 1843712, 1844224, 1847296,
+        1847808, 1893888, 1894400, 1897472, 1897984, 1914880, 1918976, 1919488,
+        1922560, 1923072, 1969152, 1969664, 1972736, 1973248, 1990144, 1994240,
+        1994752, 1997824, 1998336, 2044416, 2044928, 2048000, 2048512, 2065408,
+        2069504, 2070016, 2073088, 2073600, 2119680, 2120192, 2123264, 2123776,
+        2140672, 2144768, 2145280, 2148352, 2148864, 2194944, 2195456, 2198528,
+        2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
+        2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
+        2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1223,9 +1296,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms2_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms2_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1250,14 +1321,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms2<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms2<ptxgen_f::index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1265,44 +1335,54 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 288 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms3_table[] = {
-    12288, 12800, 15872, 16384, 33280, 37376, 37888, 40960,
-    41472, 87552, 88064, 91136, 91648, 108544, 112640, 113152,
-    116224, 116736, 162816, 163328, 166400, 166912, 183808, 187904,
-    188416, 191488, 192000, 238080, 238592, 241664, 242176, 259072,
-    263168, 263680, 266752, 267264, 313344, 313856, 316928, 317440,
-    334336, 338432, 338944, 342016, 342528, 388608, 389120, 392192,
-    392704, 409600, 413696, 414208, 417280, 417792, 463872, 464384,
-    467456, 467968, 484864, 488960, 489472, 492544, 493056, 539136,
-    539648, 542720, 543232, 560128, 564224, 564736, 567808, 568320,
-    614400, 614912, 617984, 618496, 635392, 639488, 640000, 643072,
-    643584, 689664, 690176, 693248, 693760, 710656, 714752, 715264,
-    718336, 718848, 764928, 765440, 768512, 769024, 785920, 790016,
-    790528, 793600, 794112, 840192, 840704, 843776, 844288, 861184,
-    865280, 865792, 868864, 869376, 915456, 915968, 919040, 919552,
-    936448, 940544, 941056, 944128, 944640, 990720, 991232, 994304,
-    994816, 1011712, 1015808, 1016320, 1019392, 1019904, 1065984, 1066496,
-    1069568, 1070080, 1086976, 1091072, 1091584, 1094656, 1095168, 1141248,
-    1141760, 1144832, 1145344, 1162240, 1166336, 1166848, 1169920, 1170432,
-    1216512, 1217024, 1220096, 1220608, 1237504, 1241600, 1242112, 1245184,
-    1245696, 1291776, 1292288, 1295360, 1295872, 1312768, 1316864, 1317376,
-    1320448, 1320960, 1367040, 1367552, 1370624, 1371136, 1388032, 1392128,
-    1392640, 1395712, 1396224, 1442304, 1442816, 1445888, 1446400, 1463296,
-    1467392, 1467904, 1470976, 1471488, 1517568, 1518080, 1521152, 1521664,
-    1538560, 1542656, 1543168, 1546240, 1546752, 1592832, 1593344, 1596416,
-    1596928, 1613824, 1617920, 1618432, 1621504, 1622016, 1668096, 1668608,
-    1671680, 1672192, 1689088, 1693184, 1693696, 1696768, 1697280, 1743360,
-    1743872, 1746944, 1747456, 1764352, 1768448, 1768960, 1772032, 1772544,
-    1818624, 1819136, 1822208, 1822720, 1839616, 1843712, 1844224, 1847296,
-    1847808, 1893888, 1894400, 1897472, 1897984, 1914880, 1918976, 1919488,
-    1922560, 1923072, 1969152, 1969664, 1972736, 1973248, 1990144, 1994240,
-    1994752, 1997824, 1998336, 2044416, 2044928, 2048000, 2048512, 2065408,
-    2069504, 2070016, 2073088, 2073600, 2119680, 2120192, 2123264, 2123776,
-    2140672, 2144768, 2145280, 2148352, 2148864, 2194944, 2195456, 2198528,
-    2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
-    2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
-    2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+// The 288 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms3_table {
+    static constexpr long long table[] = {
+        12288, 12800, 15872, 16384, 33280, 37376, 37888, 40960,
+        41472, 87552, 88064, 91136, 91648, 108544, 112640, 113152,
+        116224, 116736, 162816, 163328, 166400, 166912, 183808, 187904,
+        188416, 191488, 192000, 238080, 238592, 241664, 242176, 259072,
+        263168, 263680, 266752, 267264, 313344, 313856, 316928, 317440,
+        334336, 338432, 338944, 342016, 342528, 388608, 389120, 392192,
+        392704, 409600, 413696, 414208, 417280, 417792, 463872, 464384,
+        467456, 467968, 484864, 488960, 489472, 492544, 493056, 539136,
+        539648, 542720, 543232, 560128, 564224, 564736, 567808, 568320,
+        614400, 614912, 617984, 618496, 635392, 639488, 640000, 643072,
+        643584, 689664, 690176, 693248, 693760, 710656, 714752, 715264,
+        718336, 718848, 764928, 765440, 768512, 769024, 785920, 790016,
+        790528, 793600, 794112, 840192, 840704, 843776, 844288, 861184,
+        865280, 865792, 868864, 869376, 915456, 915968, 919040, 919552,
+        936448, 940544, 941056, 944128, 944640, 990720, 991232, 994304,
+        994816, 1011712, 1015808, 1016320, 1019392, 1019904, 1065984, 1066496,
+        1069568, 1070080, 1086976, 1091072, 1091584, 1094656, 1095168, 1141248,
+        1141760, 1144832, 1145344, 1162240, 1166336, 1166848, 1169920, 1170432,
+        1216512, 1217024, 1220096, 1220608, 1237504, 1241600, 1242112, 1245184,
+        1245696, 1291776, 1292288, 1295360, 1295872, 1312768, 1316864, 1317376,
+        1320448, 1320960, 1367040, 1367552, 1370624, 1371136, 1388032, 1392128,
+        1392640, 1395712, 1396224, 1442304, 1442816, 1445888, 1446400, 1463296,
+        1467392, 1467904, 1470976, 1471488, 1517568, 1518080, 1521152, 1521664,
+        1538560, 1542656, 1543168, 1546240, 1546752, 1592832, 1593344, 1596416,
+        1596928, 1613824, 1617920, 1618432, 1621504, 1622016, 1668096, 1668608,
+        1671680, 1672192, 1689088, 1693184, 1693696, 1696768, 1697280, 1743360,
+        1743872, 1746944, 1747456, 1764352, 1768448, 1768960, 1772032, 1772544,
+        1818624, 1819136, 1822208, 1822720, 1839616, 1843712, 1844224, 1847296,
+        1847808, 1893888, 1894400, 1897472, 1897984, 1914880, 1918976, 1919488,
+        1922560, 1923072, 1969152, 1969664, 1972736, 1973248, 1990144, 1994240,
+        1994752, 1997824, 1998336, 2044416, 2044928, 2048000, 2048512, 2065408,
+        2069504, 2070016, 2073088, 2073600, 2119680, 2120192, 2123264, 2123776,
+        2140672, 2144768, 2145280, 2148352, 2148864, 2194944, 2195456, 2198528,
+        2199040, 2215936, 2220032, 2220544, 2223616, 2224128, 2270208, 2270720,
+        2273792, 2274304, 2291200, 2295296, 2295808, 2298880, 2299392, 2345472,
+        2345984, 2349056, 2349568, 2366464, 2370560, 2371072, 2374144, 2374656,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1343,9 +1423,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms3_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms3_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1371,14 +1449,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms3<ptxgen_index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms3<ptxgen_f::index, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1386,26 +1463,38 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 144 forms of wgmma_mma_async_sp: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms4_table[] = {
-    70656, 70912, 71169, 71425, 74241, 74497, 74752, 75008,
-    145920, 146176, 146433, 146689, 149505, 149761, 150016, 150272,
-    221184, 221440, 221697, 221953, 224769, 225025, 225280, 225536,
-    296448, 296704, 296961, 297217, 300033, 300289, 300544, 300800,
-    446976, 447232, 447489, 447745, 450561, 450817, 451072, 451328,
-    597504, 597760, 598017, 598273, 601089, 601345, 601600, 601856,
-    748032, 748288, 748545, 748801, 751617, 751873, 752128, 752384,
-    898560, 898816, 899073, 899329, 902145, 902401, 902656, 902912,
-    1049088, 1049344, 1049601, 1049857, 1052673, 1052929, 1053184, 1053440,
-    1199616, 1199872, 1200129, 1200385, 1203201, 1203457, 1203712, 1203968,
-    1350144, 1350400, 1350657, 1350913, 1353729, 1353985, 1354240, 1354496,
-    1500672, 1500928, 1501185, 1501441, 1504257, 1504513, 1504768, 1505024,
-    1651200, 1651456, 1651713, 1651969, 1654785, 1655041, 1655296, 1655552,
-    1801728, 1801984, 1802241, 1802497, 1805313, 1805569, 1805824, 1806080,
-    1952256, 1952512, 1952769, 1953025, 1955841, 1956097, 1956352, 1956608,
-    2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
-    2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
-    2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+// The 144 forms of wgmma_mma_async_sp: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms4_table {
+    static constexpr long long table[] = {
+        70656, 70912, 71169, 71425, 74241, 74497, 74752, 75008,
+        145920, 146176, 146433, 146689, 149505, 149761, 150016, 150272,
+        221184, 221440, 221697, 221953, 224769, 225025, 225280, 225536,
+        296448, 296704, 296961, 297217, 300033, 300289, 300544, 300800,
+        446976, 447232, 447489, 447745, 450561, 450817, 451072, 451328,
+        597504, 597760, 598017, 598273, 601089, 601345, 601600, 601856,
+        748032, 748288, 748545, 748801, 751617, 751873, 752128, 752384,
+        898560, 898816, 899073, 899329, 902145, 902401, 902656, 902912,
+        1049088, 1049344, 1049601, 1049857, 1052673, 1052929, 1053184, 1053440,
+        1199616, 1199872, 1200129, 1200385, 1203201, 1203457, 1203712, 1203968,
+        1350144, 1350400, 1350657, 1350913, 1353729, 1353985, 1354240, 1354496,
+        1500672, 1500928, 1501185, 1501441, 1504257, 1504513, 1504768, 1505024,
+        1651200, 1651456, 1651713, 1651969, 1654785, 1655041, 1655296, 1655552,
+        1801728, 1801984, 1802241, 1802497, 1805313, 1805569, 1805824, 1806080,
+        1952256, 1952512, 1952769, 1953025, 1955841, 1956097, 1956352, 1956608,
+        2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
+        2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
+        2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+        {0x80ull, 0, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1442,9 +1531,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms4_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms4_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1465,17 +1552,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     static_assert(detail::wgmma_mma_async_sp_d_element_type<detail::reg_or_t<detail::wgmma_mma_async_sp_type_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype), PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::wgmma_mma_async_sp_count_d(PtxgenN, detail::wgmma_mma_async_sp_derive_k(PtxgenAtype), PtxgenSatfinite, PtxgenDtype, PtxgenAtype, PtxgenBtype));
     static_assert(detail::wgmma_mma_async_sp_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms4<ptxgen_index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms4<ptxgen_f::index, PtxgenSpSel>(d, a_desc, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1483,26 +1566,38 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 144 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by number.
-inline constexpr long long wgmma_mma_async_sp_forms5_table[] = {
-    70656, 70912, 71169, 71425, 74241, 74497, 74752, 75008,
-    145920, 146176, 146433, 146689, 149505, 149761, 150016, 150272,
-    221184, 221440, 221697, 221953, 224769, 225025, 225280, 225536,
-    296448, 296704, 296961, 297217, 300033, 300289, 300544, 300800,
-    446976, 447232, 447489, 447745, 450561, 450817, 451072, 451328,
-    597504, 597760, 598017, 598273, 601089, 601345, 601600, 601856,
-    748032, 748288, 748545, 748801, 751617, 751873, 752128, 752384,
-    898560, 898816, 899073, 899329, 902145, 902401, 902656, 902912,
-    1049088, 1049344, 1049601, 1049857, 1052673, 1052929, 1053184, 1053440,
-    1199616, 1199872, 1200129, 1200385, 1203201, 1203457, 1203712, 1203968,
-    1350144, 1350400, 1350657, 1350913, 1353729, 1353985, 1354240, 1354496,
-    1500672, 1500928, 1501185, 1501441, 1504257, 1504513, 1504768, 1505024,
-    1651200, 1651456, 1651713, 1651969, 1654785, 1655041, 1655296, 1655552,
-    1801728, 1801984, 1802241, 1802497, 1805313, 1805569, 1805824, 1806080,
-    1952256, 1952512, 1952769, 1953025, 1955841, 1956097, 1956352, 1956608,
-    2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
-    2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
-    2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+// The 144 forms of wgmma_mma_async_sp_regs: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct wgmma_mma_async_sp_forms5_table {
+    static constexpr long long table[] = {
+        70656, 70912, 71169, 71425, 74241, 74497, 74752, 75008,
+        145920, 146176, 146433, 146689, 149505, 149761, 150016, 150272,
+        221184, 221440, 221697, 221953, 224769, 225025, 225280, 225536,
+        296448, 296704, 296961, 297217, 300033, 300289, 300544, 300800,
+        446976, 447232, 447489, 447745, 450561, 450817, 451072, 451328,
+        597504, 597760, 598017, 598273, 601089, 601345, 601600, 601856,
+        748032, 748288, 748545, 748801, 751617, 751873, 752128, 752384,
+        898560, 898816, 899073, 899329, 902145, 902401, 902656, 902912,
+        1049088, 1049344, 1049601, 1049857, 1052673, 1052929, 1053184, 1053440,
+        1199616, 1199872, 1200129, 1200385, 1203201, 1203457, 1203712, 1203968,
+        1350144, 1350400, 1350657, 1350913, 1353729, 1353985, 1354240, 1354496,
+        1500672, 1500928, 1501185, 1501441, 1504257, 1504513, 1504768, 1505024,
+        1651200, 1651456, 1651713, 1651969, 1654785, 1655041, 1655296, 1655552,
+        1801728, 1801984, 1802241, 1802497, 1805313, 1805569, 1805824, 1806080,
+        1952256, 1952512, 1952769, 1953025, 1955841, 1956097, 1956352, 1956608,
+        2102784, 2103040, 2103297, 2103553, 2106369, 2106625, 2106880, 2107136,
+        2253312, 2253568, 2253825, 2254081, 2256897, 2257153, 2257408, 2257664,
+        2403840, 2404096, 2404353, 2404609, 2407425, 2407681, 2407936, 2408192,
+    };
+    static constexpr gate gates[] = {
+        {0x80ull, 0, 82},
+        {0x80ull, 0, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
+    };
 };
 // Their asm statements, by position in that table (wgmma.forms.hpp).
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
@@ -1539,9 +1634,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__)
-    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0));
-    constexpr long long ptxgen_index = detail::form_index(detail::wgmma_mma_async_sp_forms5_table, ptxgen_form);
-    constexpr int ptxgen_class = detail::form_class_at(detail::wgmma_mma_async_sp_forms5_table, ptxgen_index);
+    using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
     static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
@@ -1563,17 +1656,13 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     static_assert(detail::wgmma_mma_async_sp_a_regs_element_type<detail::reg_or_t<0, PtxgenElem1>, PtxgenElem1>::ok);
     constexpr decltype(sizeof(0)) ptxgen_a_regs_length = 4;
     static_assert(detail::wgmma_mma_async_sp_a_regs_length<ptxgen_a_regs_length == 0 ? PtxgenLength1 : ptxgen_a_regs_length, PtxgenLength1>::ok);
-    static_assert(ptxgen_class >= 0,
+    static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
-    if constexpr (ptxgen_class == 0) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 82, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else if constexpr (ptxgen_class == 1) {
-        PTXGEN_PTX_GATED(0x80ull, 0, 84, detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_4,
-                         detail::wgmma_mma_async_sp_forms5<ptxgen_index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d));
-    } else {  // no form: refused by the checks where the target may have one
-        detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2();
+    if constexpr (ptxgen_f::ok) {
+        detail::wgmma_mma_async_sp_forms5<ptxgen_f::index, PtxgenSpSel>(d, a_regs, b_desc, sp_meta, scale_d);
+    } else {
+        ptxgen_f::refuse();
     }
 #endif
 }
@@ -1641,6 +1730,38 @@ PTXGEN_PTX_DEVICE void wgmma_wait_group(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_fence() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_commit_group() { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void wgmma_wait_group(detail::host_arg) { }
+#endif
 
 /**
  * The array operands of wgmma_mma_async for these qualifiers, as array types: declare
