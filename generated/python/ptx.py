@@ -2783,6 +2783,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"phase_type": "phase_type::primary"},
                         },
                         {
+                            "name": "report_value",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b8",
+                            "optional": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
+                        {
                             "name": "addr",
                             "kind": "address",
                             "type": {"by": "space", "values": {"none": "b64"}, "default": "b32"},
@@ -2847,6 +2855,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.3",
                         },
+                        {
+                            "id": "report-value",
+                            "when": {"report_value": True},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -2859,11 +2873,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "mbarrier_test_wait_primary",
-                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
                         },
                         {
                             "name": "mbarrier_test_wait_parity_primary",
-                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_test_wait_primary_report",
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_test_wait_parity_primary_report",
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
                         },
                         {
                             "name": "mbarrier_test_wait_parity_conditional",
@@ -2909,6 +2947,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "predicate",
                             "io": "out",
                             "joined": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "report_value",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b8",
+                            "optional": True,
                             "when": {"phase_type": "phase_type::primary"},
                         },
                         {
@@ -2971,6 +3017,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.3",
                         },
+                        {
+                            "id": "report-value",
+                            "when": {"report_value": True},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -2983,11 +3035,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "mbarrier_try_wait_primary",
-                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
                         },
                         {
                             "name": "mbarrier_try_wait_parity_primary",
-                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_try_wait_primary_report",
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_try_wait_parity_primary_report",
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
                         },
                         {
                             "name": "mbarrier_try_wait_parity_conditional",
@@ -7100,8 +7176,8 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_arrive_drop": 162,
     "mbarrier_expect_tx": 18,
     "mbarrier_complete_tx": 18,
-    "mbarrier_test_wait": 75,
-    "mbarrier_try_wait": 150,
+    "mbarrier_test_wait": 105,
+    "mbarrier_try_wait": 210,
     "mbarrier_pending_count": 1,
     "mbarrier_check_layout": 6,
     "mma_sp": 44,
@@ -7208,9 +7284,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_complete_tx":
         "71220cbfb9466b5131c1d0539b40f4b165a790e0883eba1545ae3fa6e5806b99",
     "mbarrier_test_wait":
-        "2f73433fb07677586f3ed842d4e130d2cbe1defba07458c6129e51b55be61650",
+        "0d87c29140a59ce792471ae175447ec10a967bbcb2c6e0e3f761ef69038902c4",
     "mbarrier_try_wait":
-        "c967d3aa5ab954d8d5762118037cad7568310d67e35ecddc071754fa35e4b128",
+        "497f990a7510607dc52272e365e91ccb86a6ae6d6c48848d7470d2a215f9203d",
     "mbarrier_pending_count":
         "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
     "mbarrier_check_layout":
@@ -8663,6 +8739,7 @@ def mbarrier_test_wait(
     space: str | None = None,
     type: str = "b64",
     is_report_seen: str | None = None,
+    report_value: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     wait_complete: str,
@@ -8693,6 +8770,8 @@ def mbarrier_test_wait(
         is_report_seen: the second destination of .phase_type::primary, written
             waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
             phase_type::primary).
+        report_value: the 8-bit report value of .phase_type::primary, after the predicates
+            (returned with them) (optional; only when phase_type = phase_type::primary).
         addr: address.
         state: the state token of the phase (only when parity = false).
         phase_parity: the parity (0 / 1) of the phase (only when parity = true).
@@ -8709,6 +8788,7 @@ def mbarrier_test_wait(
         "space": space,
         "type": type,
         "is_report_seen": is_report_seen,
+        "report_value": report_value,
         "state": state,
         "phase_parity": phase_parity,
         "wait_complete": wait_complete,
@@ -8725,6 +8805,7 @@ def mbarrier_try_wait(
     space: str | None = None,
     type: str = "b64",
     is_report_seen: str | None = None,
+    report_value: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     suspend_time_hint: str | int | None = None,
@@ -8754,6 +8835,8 @@ def mbarrier_try_wait(
         is_report_seen: the second destination of .phase_type::primary, written
             waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
             phase_type::primary).
+        report_value: the 8-bit report value of .phase_type::primary, after the predicates
+            (returned with them) (optional; only when phase_type = phase_type::primary).
         addr: address.
         state: register (only when parity = false).
         phase_parity: register (only when parity = true).
@@ -8771,6 +8854,7 @@ def mbarrier_try_wait(
         "space": space,
         "type": type,
         "is_report_seen": is_report_seen,
+        "report_value": report_value,
         "state": state,
         "phase_parity": phase_parity,
         "suspend_time_hint": suspend_time_hint,

@@ -409,7 +409,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_p
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
@@ -418,7 +420,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_pa
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 
 PTXGEN_PTX_CONSTEXPR int mbarrier_init_type_addr([[maybe_unused]] mbarrier_init_layout layout, [[maybe_unused]] mbarrier_init_space space, [[maybe_unused]] mbarrier_init_type type) {
     if ((space == mbarrier_init_space::none)) {
@@ -2832,6 +2836,142 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 15 forms of mbarrier_test_wait_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_primary_report_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_test_wait_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_test_wait_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state: the state token of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_primary_report(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(false, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_primary_report_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_primary_report_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_test_wait_primary_report_forms0<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_test_wait_parity_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_test_wait_parity_primary_report_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_test_wait_parity_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_test_wait_parity_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity: the parity (0 / 1) of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_test_wait_parity_primary_report_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_test_wait_parity_primary_report_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_test_wait_parity_primary_report_forms0<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by number.
 inline constexpr long long mbarrier_test_wait_parity_conditional_forms0_table[] = {
     0, 256, 512, 3072, 3328, 3584, 3840, 4096,
@@ -3392,6 +3532,264 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
     }
 #endif
     return {wait_complete != 0, is_report_seen != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_primary_report_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_try_wait_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_try_wait_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_report_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_report_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_primary_report_forms0<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, state));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_primary_report_forms1_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_primary_report_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_primary_report_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_primary_report_forms1<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, state, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_primary_report_forms0_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * What mbarrier_try_wait_parity_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_try_wait_parity_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_report_forms0_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_report_forms0_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_primary_report_forms0<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, phase_parity));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary_report: form number * 256 + support class, by number.
+inline constexpr long long mbarrier_try_wait_parity_primary_report_forms1_table[] = {
+    0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+    4352, 5376, 5632, 5888, 6144, 6400, 6656,
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    constexpr long long ptxgen_form = detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace));
+    constexpr long long ptxgen_index = detail::form_index(detail::mbarrier_try_wait_parity_primary_report_forms1_table, ptxgen_form);
+    constexpr int ptxgen_class = detail::form_class_at(detail::mbarrier_try_wait_parity_primary_report_forms1_table, ptxgen_index);
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_class >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_class == 0) {
+        PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 93, detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+                         detail::mbarrier_try_wait_parity_primary_report_forms1<ptxgen_index>(wait_complete, is_report_seen, report_value, addr, phase_parity, suspend_time_hint));
+    } else {  // no form: refused by the checks where the target may have one
+        detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
 }
 
 #if defined(__CUDA_ARCH__)
