@@ -149,6 +149,16 @@ def test_the_report_value_builders_write_what_ptxas_13_5_assembles(tmp_path: Pat
         " p1|p2, rb, [r1], r2, 1000;",
     ]
     ptxas = toolkits.require("ptxas", "13.5")
+    # a register, neither the sink nor an immediate: the builder refuses both, and so does
+    # ptxas (the immediate crashes ptxas 13.3 to 13.5: a negative exit status, no message)
+    for value, message in (("_", "Parsing error near '_': syntax error"), (3, "")):
+        with pytest.raises(PtxFormError, match=r"operand report_value: .* is not allowed"):
+            mbarrier_try_wait(phase_type="phase_type::primary", type="b64",
+                              wait_complete="p1", is_report_seen="p2", report_value=value,
+                              addr="rd2", state="rd1")
+        rc, out = toolkits.assemble(ptxas, tmp_path, forms[2].replace(" rb,", f" {value},"),
+                                    "sm_90", "9.3", REPORT_DECLS)
+        assert rc != 0 and message in out, out
     for text in forms:
         rc, out = toolkits.assemble(ptxas, tmp_path, text, "sm_90", "9.3", REPORT_DECLS)
         assert rc == 0, (text, out)
