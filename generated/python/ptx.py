@@ -3133,6 +3133,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"phase_type": "phase_type::primary"},
                         },
                         {
+                            "name": "report_value",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b8",
+                            "optional": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
+                        {
                             "name": "addr",
                             "kind": "address",
                             "type": {"by": "space", "values": {"none": "b64"}, "default": "b32"},
@@ -3197,6 +3205,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.3",
                         },
+                        {
+                            "id": "report-value",
+                            "when": {"report_value": True},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -3209,11 +3223,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "mbarrier_test_wait_primary",
-                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
                         },
                         {
                             "name": "mbarrier_test_wait_parity_primary",
-                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_test_wait_primary_report",
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_test_wait_parity_primary_report",
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
                         },
                         {
                             "name": "mbarrier_test_wait_parity_conditional",
@@ -3259,6 +3297,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "predicate",
                             "io": "out",
                             "joined": True,
+                            "when": {"phase_type": "phase_type::primary"},
+                        },
+                        {
+                            "name": "report_value",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b8",
+                            "optional": True,
                             "when": {"phase_type": "phase_type::primary"},
                         },
                         {
@@ -3321,6 +3367,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.3",
                         },
+                        {
+                            "id": "report-value",
+                            "when": {"report_value": True},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {
@@ -3333,11 +3385,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "mbarrier_try_wait_primary",
-                            "when": {"parity": False, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
                         },
                         {
                             "name": "mbarrier_try_wait_parity_primary",
-                            "when": {"parity": True, "phase_type": "phase_type::primary"},
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": False,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_try_wait_primary_report",
+                            "when": {
+                                "parity": False,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
+                        },
+                        {
+                            "name": "mbarrier_try_wait_parity_primary_report",
+                            "when": {
+                                "parity": True,
+                                "phase_type": "phase_type::primary",
+                                "report_value": True,
+                            },
                         },
                         {
                             "name": "mbarrier_try_wait_parity_conditional",
@@ -7450,8 +7526,8 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_arrive_drop": 162,
     "mbarrier_expect_tx": 18,
     "mbarrier_complete_tx": 18,
-    "mbarrier_test_wait": 75,
-    "mbarrier_try_wait": 150,
+    "mbarrier_test_wait": 105,
+    "mbarrier_try_wait": 210,
     "mbarrier_pending_count": 1,
     "mbarrier_check_layout": 6,
     "mma_sp": 44,
@@ -7558,9 +7634,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_complete_tx":
         "71220cbfb9466b5131c1d0539b40f4b165a790e0883eba1545ae3fa6e5806b99",
     "mbarrier_test_wait":
-        "2f73433fb07677586f3ed842d4e130d2cbe1defba07458c6129e51b55be61650",
+        "0d87c29140a59ce792471ae175447ec10a967bbcb2c6e0e3f761ef69038902c4",
     "mbarrier_try_wait":
-        "c967d3aa5ab954d8d5762118037cad7568310d67e35ecddc071754fa35e4b128",
+        "497f990a7510607dc52272e365e91ccb86a6ae6d6c48848d7470d2a215f9203d",
     "mbarrier_pending_count":
         "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
     "mbarrier_check_layout":
@@ -9082,6 +9158,7 @@ def mbarrier_test_wait(
     space: str | None = None,
     type: str = "b64",
     is_report_seen: str | None = None,
+    report_value: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     wait_complete: str,
@@ -9112,6 +9189,8 @@ def mbarrier_test_wait(
         is_report_seen: the second destination of .phase_type::primary, written
             waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
             phase_type::primary).
+        report_value: the 8-bit report value of .phase_type::primary, after the predicates
+            (returned with them) (optional; only when phase_type = phase_type::primary).
         addr: address.
         state: the state token of the phase (only when parity = false).
         phase_parity: the parity (0 / 1) of the phase (only when parity = true).
@@ -9128,6 +9207,7 @@ def mbarrier_test_wait(
         "space": space,
         "type": type,
         "is_report_seen": is_report_seen,
+        "report_value": report_value,
         "state": state,
         "phase_parity": phase_parity,
         "wait_complete": wait_complete,
@@ -9144,6 +9224,7 @@ def mbarrier_try_wait(
     space: str | None = None,
     type: str = "b64",
     is_report_seen: str | None = None,
+    report_value: str | None = None,
     state: str | None = None,
     phase_parity: str | int | None = None,
     suspend_time_hint: str | int | None = None,
@@ -9173,6 +9254,8 @@ def mbarrier_try_wait(
         is_report_seen: the second destination of .phase_type::primary, written
             waitComplete|isReportSeen (returned with wait_complete) (only when phase_type =
             phase_type::primary).
+        report_value: the 8-bit report value of .phase_type::primary, after the predicates
+            (returned with them) (optional; only when phase_type = phase_type::primary).
         addr: address.
         state: register (only when parity = false).
         phase_parity: register (only when parity = true).
@@ -9190,6 +9273,7 @@ def mbarrier_try_wait(
         "space": space,
         "type": type,
         "is_report_seen": is_report_seen,
+        "report_value": report_value,
         "state": state,
         "phase_parity": phase_parity,
         "suspend_time_hint": suspend_time_hint,

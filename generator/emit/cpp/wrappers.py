@@ -14,14 +14,17 @@ tags so they stay compile-time constants). Template parameters are named
 ``Ptxgen...`` so that a user's macros (``-DN=7``) do not reach them. Operand
 alternatives (A from a descriptor or from Tensor Memory) give differently named
 functions, optional operands overloads; ``<function>_operands<qualifiers>`` names
-the array type of each array operand. The host pass of nvcc (cudafe++ and the host
-compiler, which never run device code) and a host compiler see the enums, the result
-structs, the traits with the helpers they use, and one declaration per wrapper name and
-operand count whose operands (``detail::host_arg``) take any argument, braced lists too,
-and whose body returns the wrapper's type: a kernel's calls parse there, and the device
-passes check them against the wrappers (``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the
-wrappers to the host pass too, e.g. for an IDE). The wrappers' body, compiled in device
-passes only:
+the array type of each array operand. Outputs are returned: one alone, several (a joined
+d|p pair, an 8-bit register after it) in a ``<function>_result`` struct; an 8-bit output
+(no inline-asm constraint has 8 bits) is written to a ``.reg .b8`` scratch register scoped
+to the statement and widened into a 32-bit "=r" operand (``NARROW``). The host pass of
+nvcc (cudafe++ and the host compiler, which never run device code) and a host compiler
+see the enums, the result structs, the traits with the helpers they use, and one
+declaration per wrapper name and operand count whose operands (``detail::host_arg``) take
+any argument, braced lists too, and whose body returns the wrapper's type: a kernel's
+calls parse there, and the device passes check them against the wrappers
+(``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the wrappers to the host pass too, e.g. for
+an IDE). The wrappers' body, compiled in device passes only:
 
 * a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
   of the spec, with the rule's message, so an invalid combination fails to compile
@@ -98,7 +101,11 @@ NS = "ptxgen::ptx"
 # register type -> (C++ type, inline-asm constraint, type code of detail::reg_t)
 REG = {"b32": ("std::uint32_t", "r", 0), "s32": ("std::int32_t", "r", 1),
        "b64": ("std::uint64_t", "l", 2), "f32": ("float", "f", 3), "f64": ("double", "d", 4),
-       "b16": ("std::uint16_t", "h", 7), "b128": ("::ptxgen::ptx::uint128_t", "q", 10)}
+       "b16": ("std::uint16_t", "h", 7), "b128": ("::ptxgen::ptx::uint128_t", "q", 10),
+       "b8": ("std::uint8_t", "r", 11)}
+# output registers narrower than any inline-asm constraint: written to a scoped scratch
+# register of the type and widened into a 32-bit "=r" output with this instruction
+NARROW = {"b8": "cvt.u32.u8"}
 # a 64-bit generic address operand, by the instruction's access to the memory there
 GENERIC_ADDRESS = {"read": ("const void*", "l", 5), "write": ("void*", "l", 6)}
 # address operands with an ``object``: (object, register type) -> C++ type, constraint, code;
@@ -569,10 +576,14 @@ class _Wrapper:
             if u.kind == "sink":
                 continue
             if u.kind in ("register", "predicate") and op.io == "out":
-                if rets and not u.joined:
+                narrow = u.kind == "register" and str(u.type) in NARROW
+                if rets and not (u.joined or narrow):
                     raise ValueError(f"{ins.name}: wrapper {name} returns more than one value "
-                                     "(only a joined d|p pair is returned together)")
+                                     "(only a joined d|p pair and narrow outputs such as a "
+                                     ".b8 register are returned together)")
                 rets.append(("bool", "std::uint32_t", pname) if u.kind == "predicate" else
+                            (self.operand_ctype(op, alt, u.kind), "std::uint32_t", pname)
+                            if narrow else
                             (self.operand_ctype(op, alt, u.kind),) * 2 + (pname,))
                 continue
             if u.kind == "tensor":
@@ -656,9 +667,10 @@ class _Wrapper:
                      for u in first.operands if u.kind == "vector"]
         if not tps:  # not a template: the host pass compiles it too, without its body
             params = [f"[[maybe_unused]] {p}" for p in params]
-        values = [f"{n} != 0" if t == "bool" else n for t, _, n in rets]
+        values = [f"{n} != 0" if t == "bool" else n if t == lt else f"static_cast<{t}>({n})"
+                  for t, lt, n in rets]
         result_struct = None
-        if len(rets) > 1:  # a joined d|p pair: returned together, in a struct
+        if len(rets) > 1:  # a joined d|p pair (and narrow outputs): returned in a struct
             result_struct = {
                 "name": escape.ident(f"{name}_result"),
                 "members": [f"{t} {n};" for t, _, n in rets],
@@ -968,7 +980,7 @@ class _Wrapper:
         hit = self._operand_text.get(key)  # forms share operand uses (and their text)
         if hit is None or hit[0] != uses:
             hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs))
-        texts, pred, out_s, in_s, post, count = hit[1]
+        texts, pred, out_s, in_s, post, count, scratch = hit[1]
         operands = join_operands(uses, texts)
         if opcode_operand is None:
             head = escape.cpp_asm_text(f.opcode + (" " if texts else ""))
@@ -976,7 +988,7 @@ class _Wrapper:
             head = escape.cpp_str(f"%{count}" + (" " if texts else ""))
             in_s = ", ".join(s for s in (in_s, f"\"C\"({opcode_operand})") if s)
         body = head + (f" \"{operands};\"" if texts else " \";\"")
-        return self._statement(body, pred, post, texts, out_s, in_s, f)
+        return self._statement(body, pred, post, texts, out_s, in_s, f, scratch)
 
     def spliced_asm(self, f: Form, imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
         """The asm statement that a form shares with every form of the file that has the
@@ -989,7 +1001,7 @@ class _Wrapper:
         hit = self._operand_text.get(key)
         if hit is None or hit[0] != uses:
             hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs, True))
-        texts, pred, out_s, in_s, post, count = hit[1]
+        texts, pred, out_s, in_s, post, count, scratch = hit[1]
         union = self.helpers.slots()
         runs: dict[int, list[tuple[str, str]]] = {}  # slot: (separator, text) of immediates
         rt: list[tuple[str, str, bool]] = []  # (separator, text, in_tensor): the others
@@ -1024,11 +1036,11 @@ class _Wrapper:
                  [0, *(union.index(k) + 1 for k in slots)]]
         in_s = ", ".join(x for x in (in_s, *c_ops) if x)
         text = self._statement(head + (f" {escape.cpp_str(body + ';')}"), pred, post, texts,
-                               out_s, in_s, f)
+                               out_s, in_s, f, scratch)
         return text, formats
 
     def _statement(self, body: str, pred: str | None, post: str, texts: list[str],
-                   out_s: str, in_s: str, f: Form) -> str:
+                   out_s: str, in_s: str, f: Form, scratch: str = "") -> str:
         if pred is not None:
             body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
                     "\"\\n\\t}\"")
@@ -1036,7 +1048,8 @@ class _Wrapper:
             raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
         if post:
             regs = ", ".join(r for r in ("p", "q") if r in texts)  # the selp outputs
-            body = (f"\"{{\\n\\t.reg .pred {regs};\\n\\t\" {body} \"{post}\\n\\t}}\"")
+            decls = (f".reg .pred {regs};\\n\\t" if regs else "") + scratch
+            body = (f"\"{{\\n\\t{decls}\" {body} \"{post}\\n\\t}}\"")
         clobber = " : \"memory\"" if self.ins.clobbers_memory else ""
         if clobber:
             return f"asm volatile({body} : {out_s} : {in_s}{clobber})"
@@ -1046,10 +1059,11 @@ class _Wrapper:
 
     def _operand_lists(self, uses: tuple[OperandUse, ...], imm_refs: Mapping[str, str],
                        spliced: bool = False
-                       ) -> tuple[list[str], str | None, str, str, str, int]:
-        """(operand texts, predicate operand, output list, input list, the predicate
-        output's selp, the number of operands) of an asm statement with these operand
-        uses."""
+                       ) -> tuple[list[str], str | None, str, str, str, int, str]:
+        """(operand texts, predicate operand, output list, input list, the selp of the
+        predicate outputs and the widening of the narrow ones, the number of operands, the
+        declarations of the narrow outputs' scratch registers) of an asm statement with
+        these operand uses."""
         outs: list[str] = []
         ins_: list[str] = []
         texts: list[str] = []
@@ -1059,7 +1073,7 @@ class _Wrapper:
                     and self.io(u.name) in ("out", "inout")) + sum(
             1 for u in uses if (u.kind == "register" and self.io(u.name) in ("out", "inout"))
             or (u.kind == "predicate" and self.io(u.name) == "out"))
-        post = ""
+        post = scratch = ""
         nxt_out, nxt_in = 0, n_out
         for u in uses:
             io = self.io(u.name)
@@ -1082,6 +1096,13 @@ class _Wrapper:
                 reg = "q" if post else "p"  # a joined pair p|q (.phase_type::primary)
                 texts.append(reg)
                 post += f"\\n\\tselp.u32 %{nxt_out}, 1, 0, {reg};"
+                outs.append(f"\"=r\"({pname})")
+                nxt_out += 1
+            elif u.kind == "register" and io == "out" and str(u.type) in NARROW:
+                reg = f"{u.type}_{escape.ident(u.name)}"  # a scoped scratch register
+                texts.append(reg)
+                scratch += f".reg .{u.type} {reg};\\n\\t"
+                post += f"\\n\\t{NARROW[str(u.type)]} %{nxt_out}, {reg};"
                 outs.append(f"\"=r\"({pname})")
                 nxt_out += 1
             elif u.kind == "register" and io != "in":
@@ -1123,7 +1144,7 @@ class _Wrapper:
                 texts.append("{" + ", ".join(f"%{nxt_in + i}" for i in range(len(els))) + "}")
                 ins_.extend(f"\"n\"({t})" for t in els)
                 nxt_in += len(els)
-        return texts, pred, ", ".join(outs), ", ".join(ins_), post, nxt_in
+        return texts, pred, ", ".join(outs), ", ".join(ins_), post, nxt_in, scratch
 
     def io(self, name: str) -> str:
         return self.ins.io_of.get(name, "in")
@@ -1465,7 +1486,8 @@ def target_view(iset: InstructionSet) -> dict[str, Any]:
             "newest_target": max(t.targets, key=lambda x: (x.sm, x.suffix)).name,
             "toolkits": toolkits,
             # no operand fence for the 128-bit register ("q"): nothing needs one
-            "fence_types": sorted({(c, k) for c, k, _ in REG.values() if k != "q"}),
+            "fence_types": sorted({(c, k) for t, (c, k, _) in REG.items()
+                                   if k != "q" and t not in NARROW}),
             "newest": _since(t.newest),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 ["spec/targets.yaml"], "cpp/target.hpp.j2")]}

@@ -181,8 +181,28 @@ PTXGEN_PTX_DEVICE void mbarrier_asm15(PtxgenA0& wait_complete, PtxgenA1& is_repo
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "l"(addr), "l"(state), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "l"(state), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "l"(addr), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
+PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
@@ -192,7 +212,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1 addr, Pt
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
+PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
@@ -202,7 +222,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1 addr, Pt
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
-PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
+PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
@@ -212,7 +232,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1& is_repo
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
-PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
+PTXGEN_PTX_DEVICE void mbarrier_asm21(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
@@ -221,8 +241,28 @@ PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1& is_repo
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_asm22(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "l"(addr), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_asm23(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "l"(addr), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& p, PtxgenA1 addr) {
+PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value), "C"(PtxgenT0::c));
@@ -1152,6 +1192,58 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_c
 #endif
 }
 
+// mbarrier_test_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_report_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_primary_report_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm16 it takes.
+inline constexpr const char* mbarrier_test_wait_primary_report_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.test_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_test_wait_primary_report_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_test_wait_primary_report_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm16<mbarrier_test_wait_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_report_forms0_opcode_pieces, mbarrier_test_wait_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_test_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_report_forms0_table, as
+// two pieces (their numbers in mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm17 it takes.
+inline constexpr const char* mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces[] = {
+    "", "mbarrier.test_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.test_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_test_wait_parity_primary_report_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_test_wait_parity_primary_report_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm17<mbarrier_test_wait_parity_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, as
 // two pieces (their numbers in mbarrier_test_wait_parity_conditional_forms0_opcode_pieces), and the asm statement of
 // mbarrier_asm13 it takes.
@@ -1205,7 +1297,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA
 
 // mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, as
 // two pieces (their numbers in mbarrier_try_wait_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm16 it takes.
+// mbarrier_asm18 it takes.
 inline constexpr const char* mbarrier_try_wait_forms1_opcode_pieces[] = {
     "", "mbarrier.try_wait", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.try_wait.acquire.cta", "mbarrier.try_wait.acquire.cluster", "mbarrier.try_wait.relaxed.cta",
@@ -1222,7 +1314,7 @@ inline constexpr unsigned short mbarrier_try_wait_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm16<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode_pieces, mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
+    mbarrier_asm18<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode_pieces, mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -1255,7 +1347,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, 
 
 // mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, as
 // two pieces (their numbers in mbarrier_try_wait_parity_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm17 it takes.
+// mbarrier_asm19 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_forms1_opcode_pieces[] = {
     "", "mbarrier.try_wait.parity", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta", "mbarrier.try_wait.parity.acquire.cluster", "mbarrier.try_wait.parity.relaxed.cta",
@@ -1272,7 +1364,7 @@ inline constexpr unsigned short mbarrier_try_wait_parity_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode_pieces, mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm19<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode_pieces, mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -1306,7 +1398,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete,
 
 // mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, as
 // two pieces (their numbers in mbarrier_try_wait_primary_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm18 it takes.
+// mbarrier_asm20 it takes.
 inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode_pieces[] = {
     "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
@@ -1324,7 +1416,7 @@ inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm18<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode_pieces, mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    mbarrier_asm20<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode_pieces, mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -1358,7 +1450,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_co
 
 // mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, as
 // two pieces (their numbers in mbarrier_try_wait_parity_primary_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm19 it takes.
+// mbarrier_asm21 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode_pieces[] = {
     "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
@@ -1376,7 +1468,111 @@ inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statemen
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm19<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm21<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_primary_report_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm16 it takes.
+inline constexpr const char* mbarrier_try_wait_primary_report_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_primary_report_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_try_wait_primary_report_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm16<mbarrier_try_wait_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_report_forms0_opcode_pieces, mbarrier_try_wait_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_primary_report_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm22 it takes.
+inline constexpr const char* mbarrier_try_wait_primary_report_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_primary_report_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_try_wait_primary_report_forms1_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm22<mbarrier_try_wait_primary_report_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_report_forms1_opcode_pieces, mbarrier_try_wait_primary_report_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state, suspend_time_hint);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms0_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces), and the asm statement of
+// mbarrier_asm17 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_primary_report_forms0_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_primary_report_forms0_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm17<mbarrier_try_wait_parity_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mbarrier_try_wait_parity_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms1_table, as
+// two pieces (their numbers in mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces), and the asm statement of
+// mbarrier_asm23 it takes.
+inline constexpr const char* mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces[] = {
+    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
+    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
+    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
+    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
+};
+inline constexpr unsigned char mbarrier_try_wait_parity_primary_report_forms1_opcode[] = {
+    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
+    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
+};
+inline constexpr unsigned short mbarrier_try_wait_parity_primary_report_forms1_statement[] = {
+    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
+};
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm23<mbarrier_try_wait_parity_primary_report_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -1410,7 +1606,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wai
 
 // mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, as
 // two pieces (their numbers in mbarrier_try_wait_parity_conditional_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm17 it takes.
+// mbarrier_asm19 it takes.
 inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode_pieces[] = {
     "", "mbarrier.try_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
@@ -1428,7 +1624,7 @@ inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_stat
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm19<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -1436,7 +1632,7 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wai
 
 // mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, as
 // two pieces (their numbers in mbarrier_check_layout_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm20 it takes.
+// mbarrier_asm24 it takes.
 inline constexpr const char* mbarrier_check_layout_forms0_opcode_pieces[] = {
     "", "mbarrier.check_layout.layout::v0", ".b64", ".shared.b64",
     ".shared::cta.b64", "mbarrier.check_layout.layout::v1",
@@ -1451,7 +1647,7 @@ inline constexpr unsigned short mbarrier_check_layout_forms0_statement[] = {
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm20<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
+    mbarrier_asm24<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

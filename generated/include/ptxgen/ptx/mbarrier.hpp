@@ -375,6 +375,24 @@ struct mbarrier_test_wait_parity_primary_result {
 };
 
 /**
+ * What mbarrier_test_wait_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_test_wait_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * What mbarrier_test_wait_parity_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_test_wait_parity_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
  * What mbarrier_try_wait_primary returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete).
  */
 struct mbarrier_try_wait_primary_result {
@@ -388,6 +406,24 @@ struct mbarrier_try_wait_primary_result {
 struct mbarrier_try_wait_parity_primary_result {
     bool wait_complete;
     bool is_report_seen;
+};
+
+/**
+ * What mbarrier_try_wait_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_try_wait_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
+};
+
+/**
+ * What mbarrier_try_wait_parity_primary_report returns: wait_complete: true when the phase has completed (returned); is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete); report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them).
+ */
+struct mbarrier_try_wait_parity_primary_report_result {
+    bool wait_complete;
+    bool is_report_seen;
+    std::uint8_t report_value;
 };
 
 namespace detail {
@@ -446,7 +482,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_p
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
@@ -455,7 +493,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_pa
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 
 PTXGEN_PTX_CONSTEXPR int mbarrier_init_type_addr([[maybe_unused]] mbarrier_init_layout layout, [[maybe_unused]] mbarrier_init_space space, [[maybe_unused]] mbarrier_init_type type) {
     if ((space == mbarrier_init_space::none)) {
@@ -3075,6 +3115,138 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 15 forms of mbarrier_test_wait_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_primary_report_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state: the state token of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_primary_report(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(false, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_primary_report_forms0<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, state);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_test_wait_parity_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_test_wait_parity_primary_report_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.test_wait`: test (without blocking) whether a phase of an mbarrier object has completed (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity: the parity (0 / 1) of the phase
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_test_wait_sem PtxgenSem = mbarrier_test_wait_sem::none, mbarrier_test_wait_scope PtxgenScope = mbarrier_test_wait_scope::none, mbarrier_test_wait_space PtxgenSpace = mbarrier_test_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_test_wait_type_addr(true, mbarrier_test_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_test_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_test_wait_parity_primary_report_forms0<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 15 forms of mbarrier_test_wait_parity_conditional: form number * 256 + support class, by
 // number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
@@ -3679,6 +3851,274 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 15 forms of mbarrier_try_wait_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_primary_report_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_report_forms0<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, state);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_primary_report_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = false, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   state:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(false, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint64_t state,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_report_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_primary_report_forms1<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, state, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_primary_report_forms0_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity:
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_report_forms0<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 15 forms of mbarrier_try_wait_parity_primary_report: form number * 256 + support class, by
+// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
+// refusal of each where the target lacks it.
+struct mbarrier_try_wait_parity_primary_report_forms1_table {
+    static constexpr long long table[] = {
+        0, 256, 512, 3072, 3328, 3584, 3840, 4096,
+        4352, 5376, 5632, 5888, 6144, 6400, 6656,
+    };
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
+PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mbarrier.try_wait`: wait (potentially blocking, with a time limit) for a phase of an mbarrier object (spec: spec/instructions/mbarrier.yaml).
+ *
+ * Fixed by this wrapper: parity = true, phase_type = phase_type::primary, type = b64.
+ * Template parameters:
+ *   PtxgenSem: sem (none, acquire, relaxed).
+ *   PtxgenScope: scope (none, cta, cluster).
+ *   PtxgenSpace: space (none, shared, shared::cta).
+ * Operands:
+ *   wait_complete: true when the phase has completed (returned)
+ *   is_report_seen: the second destination of .phase_type::primary, written waitComplete|isReportSeen (returned with wait_complete)
+ *   report_value: the 8-bit report value of .phase_type::primary, after the predicates (returned with them)
+ *   addr:
+ *   phase_parity:
+ *   suspend_time_hint: the time limit in nanoseconds
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mbarrier_try_wait_sem PtxgenSem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope PtxgenScope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space PtxgenSpace = mbarrier_try_wait_space::none>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(
+    detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_primary, PtxgenSem, PtxgenScope, PtxgenSpace, mbarrier_try_wait_type::b64)> addr,
+    std::uint32_t phase_parity,
+    std::uint32_t suspend_time_hint
+) {
+    std::uint32_t wait_complete{}; std::uint32_t is_report_seen{}; std::uint32_t report_value{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_report_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_try_wait_parity_primary_report_forms1<ptxgen_f::index>(wait_complete, is_report_seen, report_value, addr, phase_parity, suspend_time_hint);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 15 forms of mbarrier_try_wait_parity_conditional: form number * 256 + support class, by
 // number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
 // refusal of each where the target lacks it.
@@ -3964,6 +4404,10 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(d
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_parity_primary_result{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_wait_parity_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_test_wait_parity_primary_report_result{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { return bool{}; }
@@ -3981,6 +4425,14 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_report_result{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
 template <auto... PtxgenQ>

@@ -279,6 +279,7 @@ template <class PtxgenOther> struct reg_or<7, PtxgenOther> { using type = std::u
 template <class PtxgenOther> struct reg_or<8, PtxgenOther> { using type = ::ptxgen::ptx::shared_address; };
 template <class PtxgenOther> struct reg_or<9, PtxgenOther> { using type = std::uint64_t*; };
 template <class PtxgenOther> struct reg_or<10, PtxgenOther> { using type = ::ptxgen::ptx::uint128_t; };
+template <class PtxgenOther> struct reg_or<11, PtxgenOther> { using type = std::uint8_t; };
 template <int PtxgenCode, class PtxgenOther = void>
 using reg_or_t = typename reg_or<PtxgenCode, PtxgenOther>::type;
 template <int PtxgenCode>
