@@ -324,6 +324,7 @@ class _Helpers:
         env = {q.name: escape.ident(q.name) for q in self.quals}
         self.cond = _Cond(ins, {}, env)
         self._slots: list[int] | None = None
+        self._forms_of: dict[int, list[Form]] | None = None
         # the helpers used outside the checks (array operand types in a wrapper's
         # signature and its traits, derived qualifiers): the others are only in the passes
         # that run the checks
@@ -348,6 +349,17 @@ class _Helpers:
                             rt += 1
             self._slots = sorted(found)
         return self._slots
+
+    def forms_of(self, w: Wrapper) -> list[Form]:
+        """The forms of the instruction that wrapper ``w`` calls (grouped once for all its
+        wrappers)."""
+        if self._forms_of is None:
+            ins = self.ins
+            groups: dict[int, list[Form]] = {id(x): [] for x in ins.wrappers}
+            for f in ins.forms:
+                groups[id(ins.wrapper_of(f))].append(f)
+            self._forms_of = groups
+        return self._forms_of[id(w)]
 
     def array_checker(self, ins: Instruction, op: Any, alt: Any, name: str) -> dict[str, str]:
         """The class templates that check an array operand's element type and length."""
@@ -484,7 +496,7 @@ class _Wrapper:
         self.w = w
         self.helpers = helpers
         self.select = select  # generate --select: the forms whose asm is written
-        self.forms = [f for f in ins.forms if ins.wrapper_of(f) is w]
+        self.forms = helpers.forms_of(w)
         self.fixed: dict[str, str] = {}
         for q in ins.qualifiers:  # one value in every form of the wrapper: not a parameter
             vals = {f.params[q.name] for f in self.forms}
@@ -499,6 +511,7 @@ class _Wrapper:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
         self._gating: dict[int, tuple[Support, dict[str, Any]]] = {}
         self._operand_text: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
+        self._spliced: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
 
     def template_params(self) -> list[str]:
         return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
@@ -851,17 +864,26 @@ class _Wrapper:
         texts: dict[int, str] = {}  # number * 256 + class: the form's shared statement
         formats: list[str] | None = None  # the immediates' text at each slot (same in all)
         left_out = False
+        # per qualifier: its radix, {value: its digit}, name
+        digits = [(len(q.domain), _digit_of(q.domain), q.name) for q in order]
+        class_of: dict[int, tuple[Support, int]] = {}  # forms share their support
+        select = self.select
         for f in forms:
+            params = f.params
             number = 0
-            for q in order:
-                number = number * len(q.domain) + q.domain.index(f.params[q.name])
-            if not selects(self.select, f):
+            for radix, digit_of, qname in digits:
+                number = number * radix + digit_of[params[qname]]
+            if select is not None and not selects(select, f):
                 entries.append((number * FORM_CLASSES + NOT_SELECTED, "\"\"", 0))
                 left_out = True
                 continue
-            b = self.gating(f)
-            key = (b["mask"], b["arch_from"], b["since"], b["error"])
-            k = classes.setdefault(key, len(classes))
+            sup = f.support
+            hit = class_of.get(id(sup))
+            if hit is None or hit[0] is not sup:
+                b = self.gating(f)
+                key = (b["mask"], b["arch_from"], b["since"], b["error"])
+                hit = class_of[id(sup)] = (sup, classes.setdefault(key, len(classes)))
+            k = hit[1]
             # one asm statement per list of non-immediate operands; the opcode and the
             # immediates are "C" operands of it
             text, fmts = self.spliced_asm(f, imm_refs)
@@ -957,10 +979,15 @@ class _Wrapper:
         (class PtxgenT0) and the immediates of slot i (class PtxgenT<i+1>)."""
         uses = f.operands
         key = ("spliced", *map(id, uses), *imm_refs.items())
-        hit = self._operand_text.get(key)
+        hit = self._spliced.get(key)  # forms share operand uses (and their statement)
         if hit is None or hit[0] != uses:
-            hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs, True))
-        texts, pred, out_s, in_s, post, count = hit[1]
+            hit = self._spliced[key] = (uses, self._spliced_asm(f, uses, imm_refs))
+        result: tuple[str, list[str]] = hit[1]
+        return result
+
+    def _spliced_asm(self, f: Form, uses: tuple[OperandUse, ...],
+                     imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
+        texts, pred, out_s, in_s, post, count = self._operand_lists(uses, imm_refs, True)
         union = self.helpers.slots()
         runs: dict[int, list[tuple[str, str]]] = {}  # slot: (separator, text) of immediates
         rt: list[tuple[str, str, bool]] = []  # (separator, text, in_tensor): the others
@@ -1026,23 +1053,28 @@ class _Wrapper:
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
-                    and self.io(u.name) in ("out", "inout")) + sum(
-            1 for u in uses if (u.kind == "register" and self.io(u.name) in ("out", "inout"))
-            or (u.kind == "predicate" and self.io(u.name) == "out"))
+        io_of = self.ins.io_of
+        ios = [io_of.get(u.name, "in") for u in uses]
+        n_out = 0
+        for u, io in zip(uses, ios):
+            if io == "out" or io == "inout":
+                if u.kind == "vector":
+                    n_out += u.count or 0
+                elif u.kind == "register" or (u.kind == "predicate" and io == "out"):
+                    n_out += 1
         post = ""
         nxt_out, nxt_in = 0, n_out
-        for u in uses:
-            io = self.io(u.name)
+        for u, io in zip(uses, ios):
             pname = escape.ident(u.name)
             if u.kind == "vector":
                 _, cons, _ = operand_type(str(u.type), "vector")
                 mod = {"out": "=", "inout": "+", "in": ""}[io]
                 count = u.count or 0
                 start = nxt_out if io != "in" else nxt_in
-                texts.append("{" + ", ".join(f"%{start + i}" for i in range(count)) + "}")
-                (outs if io != "in" else ins_).extend(
-                    f"\"{mod}{cons}\"({pname}[{i}])" for i in range(count))
+                texts.append(_register_list(start, count))
+                if count:  # the constraints of the registers, joined like the others
+                    (outs if io != "in" else ins_).append(
+                        _array_constraints(f"{mod}{cons}", pname, count))
                 if io != "in":
                     nxt_out += count
                 else:
@@ -1141,6 +1173,26 @@ class _ImmediateForm:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.form, name)
+
+
+@cache
+def _register_list(start: int, count: int) -> str:
+    """``{%start, %start+1, ...}``: the asm text of ``count`` registers of a vector."""
+    return "{" + ", ".join(f"%{start + i}" for i in range(count)) + "}"
+
+
+@cache
+def _array_constraints(constraint: str, name: str, count: int) -> str:
+    """The asm operands of every element of an array operand, ``, ``-joined."""
+    return ", ".join(f"\"{constraint}\"({name}[{i}])" for i in range(count))
+
+
+def _digit_of(domain: tuple[str, ...]) -> dict[str, int]:
+    """{value: its index in ``domain``} (the first, as ``domain.index`` finds it)."""
+    out: dict[str, int] = {}
+    for i, v in enumerate(domain):
+        out.setdefault(v, i)
+    return out
 
 
 def _values_key(uses: tuple[OperandUse, ...], name: str) -> str:
@@ -1243,12 +1295,17 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         hp = _Helpers(ins)
         for w in ins.wrappers:
             wr = _Wrapper(ins, w, hp, select)
+            supports: dict[int, Support] = {}  # the distinct supports (forms share them)
+            selected: dict[int, Support] = {}
             for f in wr.forms:
                 sup = f.support
-                name = error_name(w, iset.targets, sup.targets, sup.since)
-                externs[name] = None
-                if selects(select, f):
-                    family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                supports[id(sup)] = sup
+                if select is None or selects(select, f):
+                    selected[id(sup)] = sup
+            for sup in supports.values():
+                externs[error_name(w, iset.targets, sup.targets, sup.since)] = None
+            for sup in selected.values():
+                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
