@@ -325,6 +325,10 @@ class _Helpers:
         self.cond = _Cond(ins, {}, env)
         self._slots: list[int] | None = None
         self._forms_of: dict[int, list[Form]] | None = None
+        self._text_keys: dict[int, tuple[OperandUse, tuple[Any, ...]]] = {}
+        # the spliced asm statements (and immediates' texts) by the text keys of their
+        # operand uses and the immediates' template parameters
+        self.statements: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
         # the helpers used outside the checks (array operand types in a wrapper's
         # signature and its traits, derived qualifiers): the others are only in the passes
         # that run the checks
@@ -339,7 +343,9 @@ class _Helpers:
         if self._slots is None:
             imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
             found: set[int] = set()
-            for f in self.ins.forms:
+            # forms share their operand uses: each distinct tuple of them once
+            distinct = {id(f.operands): f for f in self.ins.forms}.values()
+            for f in distinct:
                 for extra in ({*()}, imm_ops):
                     rt = 0
                     for u in f.operands:
@@ -349,6 +355,16 @@ class _Helpers:
                             rt += 1
             self._slots = sorted(found)
         return self._slots
+
+    def text_key(self, u: OperandUse) -> tuple[Any, ...]:
+        """What of an operand use its asm statement text (:meth:`_Wrapper._spliced_asm`)
+        depends on; made once per use (forms share them)."""
+        hit = self._text_keys.get(id(u))
+        if hit is None or hit[0] is not u:
+            hit = self._text_keys[id(u)] = (u, (
+                u.name, u.kind, u.type, u.count, u.access, u.object,
+                tuple(e for e, _ in u.elements), u.joined, u.in_tensor))
+        return hit[1]
 
     def forms_of(self, w: Wrapper) -> list[Form]:
         """The forms of the instruction that wrapper ``w`` calls (grouped once for all its
@@ -448,11 +464,20 @@ class _Helpers:
 # -- the wrappers --------------------------------------------------------------------------
 
 def _mask(targets: Targets, names: Iterable[str]) -> str:
+    memo = targets.memo("cpp_mask")
+    key = names if isinstance(names, frozenset) else None
+    hit = memo.get(key) if key is not None else None
+    if hit is not None:
+        result: str = hit
+        return result
     bits = 0
     index = targets.index
     for n in names:
         bits |= 1 << index[n]
-    return f"0x{bits:x}ull"
+    text = f"0x{bits:x}ull"
+    if key is not None:
+        memo[key] = text
+    return text
 
 
 def and_later_from(targets: Targets, names: frozenset[str]) -> int:
@@ -518,9 +543,13 @@ class _Wrapper:
 
     def overloads(self) -> list[dict[str, Any]]:
         groups: dict[tuple[Any, ...], list[Form]] = {}
+        shapes: dict[int, tuple[tuple[OperandUse, ...], tuple[tuple[str, str], ...]]] = {}
         for f in self.forms:
-            key = (f.variant, tuple((u.name, u.kind) for u in f.operands))
-            groups.setdefault(key, []).append(f)
+            uses = f.operands  # forms share them: their names and kinds once per tuple
+            hit = shapes.get(id(uses))
+            if hit is None or hit[0] is not uses:
+                hit = shapes[id(uses)] = (uses, tuple((u.name, u.kind) for u in uses))
+            groups.setdefault((f.variant, hit[1]), []).append(f)
         # register operands with an immediate overload (spec immediate_overload): the same
         # forms once more, the operand an imm<V> (an "n" asm operand) checked at compile time
         imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
@@ -868,6 +897,8 @@ class _Wrapper:
         digits = [(len(q.domain), _digit_of(q.domain), q.name) for q in order]
         class_of: dict[int, tuple[Support, int]] = {}  # forms share their support
         select = self.select
+        imm_key = tuple(imm_refs.items())
+        spliced = self._spliced_of
         for f in forms:
             params = f.params
             number = 0
@@ -886,7 +917,7 @@ class _Wrapper:
             k = hit[1]
             # one asm statement per list of non-immediate operands; the opcode and the
             # immediates are "C" operands of it
-            text, fmts = self.spliced_asm(f, imm_refs)
+            text, fmts = spliced(f, imm_key, imm_refs)
             if formats is None:
                 formats = fmts
             elif formats != fmts:
@@ -977,11 +1008,23 @@ class _Wrapper:
         ``_Helpers.slots`` ('%' and a digit: the immediate of that position in
         ``imm_refs``). The statement's template splices in its "C" operands: the opcode
         (class PtxgenT0) and the immediates of slot i (class PtxgenT<i+1>)."""
+        return self._spliced_of(f, tuple(imm_refs.items()), imm_refs)
+
+    def _spliced_of(self, f: Form, imm_key: tuple[tuple[str, str], ...],
+                    imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
+        """:meth:`spliced_asm` with ``imm_key`` the items of ``imm_refs``."""
         uses = f.operands
-        key = ("spliced", *map(id, uses), *imm_refs.items())
+        key = (id(uses), imm_key)
         hit = self._spliced.get(key)  # forms share operand uses (and their statement)
-        if hit is None or hit[0] != uses:
-            hit = self._spliced[key] = (uses, self._spliced_asm(f, uses, imm_refs))
+        if hit is None or hit[0] is not uses:
+            # uses that differ only where the statement does not show it (values,
+            # immediates allowed, value gates) share it too: made once per text key
+            text_key = (tuple(map(self.helpers.text_key, uses)), imm_key)
+            made = self.helpers.statements.get(text_key)
+            if made is None:
+                made = self.helpers.statements[text_key] = self._spliced_asm(f, uses,
+                                                                             imm_refs)
+            hit = self._spliced[key] = (uses, made)
         result: tuple[str, list[str]] = hit[1]
         return result
 
