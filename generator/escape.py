@@ -79,6 +79,11 @@ def py_str(text: str) -> str:
     return "".join(out)
 
 
+# A line that textwrap would not change but for its trailing spaces: no whitespace other
+# than spaces (textwrap turns tabs, CR, VT, FF into spaces).
+_ONE_LINE = re.compile(r"[^\t\n\x0b\x0c\r]*")
+
+
 def wrap(text: str, width: int) -> str:
     """Re-flow paragraphs to ``width`` columns (line breaks within the text are kept;
     an indented line stays indented and its continuation lines hang 4 columns
@@ -86,12 +91,19 @@ def wrap(text: str, width: int) -> str:
     import textwrap
 
     out: list[str] = []
+    width = max(width, 20)
     for line in text.split("\n"):
         indent = line[: len(line) - len(line.lstrip(" "))]
         wrapped = []
-        if line.strip():
+        if not line.strip():
+            pass
+        elif len(line) <= width and _ONE_LINE.fullmatch(line):
+            # fits, and no whitespace but spaces: what textwrap makes of it (the trailing
+            # spaces dropped), without its cost (most lines of the docs are such)
+            wrapped = [line.rstrip(" ")]
+        else:
             hang = indent + "    " if indent else ""
-            wrapped = textwrap.wrap(line, width=max(width, 20), subsequent_indent=hang,
+            wrapped = textwrap.wrap(line, width=width, subsequent_indent=hang,
                                     break_long_words=False, break_on_hyphens=False)
         if wrapped and indent:
             wrapped[0] = indent + wrapped[0].lstrip(" ")
