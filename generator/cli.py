@@ -725,12 +725,14 @@ def _exit_now(code: int) -> None:
     one object at a time (~10^6 of them) took ~15% of a ``generate``. Everything the
     command writes is on disk when it returns (the output folder is swapped into place,
     caches are renamed into place), and ptxgen registers no exit handlers. Where another
-    thread still runs, or flushing stdout/stderr fails (a closed pipe), the normal exit
+    thread still runs, a profiler or tracer is on (``python -m cProfile``, coverage: they
+    report at exit), or flushing stdout/stderr fails (a closed pipe), the normal exit
     runs instead, with its usual report."""
     import os
     import threading
 
-    if threading.active_count() != 1:
+    if (threading.active_count() != 1 or sys.getprofile() is not None
+            or sys.gettrace() is not None):
         return
     try:
         sys.stdout.flush()

@@ -79,32 +79,38 @@ def py_str(text: str) -> str:
     return "".join(out)
 
 
-# A line that textwrap would not change but for its trailing spaces: no whitespace other
-# than spaces (textwrap turns tabs, CR, VT, FF into spaces).
-_ONE_LINE = re.compile(r"[^\t\n\x0b\x0c\r]*")
+# A line that textwrap would not change but for its trailing spaces: no whitespace (what
+# str.isspace() calls whitespace) other than spaces. textwrap turns tabs, CR, VT, FF into
+# spaces, and drops a last chunk that str.strip() empties (e.g. a lone U+2003).
+_ONE_LINE = re.compile("[^\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029"
+                       "\u202f\u205f\u3000]*")
+
+
+def flow(line: str, width: int, hang: str = "") -> list[str]:
+    """``textwrap.wrap(line, width, subsequent_indent=hang, break_long_words=False,
+    break_on_hyphens=False)``; a line that fits and has no whitespace but spaces (most
+    lines of the docs) is what textwrap makes of it - the line, its trailing spaces
+    dropped - without textwrap's cost."""
+    if len(line) <= width and _ONE_LINE.fullmatch(line):
+        text = line.rstrip(" ")
+        return [text] if text else []
+    import textwrap
+
+    return textwrap.wrap(line, width=width, subsequent_indent=hang,
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def wrap(text: str, width: int) -> str:
     """Re-flow paragraphs to ``width`` columns (line breaks within the text are kept;
     an indented line stays indented and its continuation lines hang 4 columns
     deeper, like the entries of a docstring section). Words are never split."""
-    import textwrap
-
     out: list[str] = []
     width = max(width, 20)
     for line in text.split("\n"):
         indent = line[: len(line) - len(line.lstrip(" "))]
         wrapped = []
-        if not line.strip():
-            pass
-        elif len(line) <= width and _ONE_LINE.fullmatch(line):
-            # fits, and no whitespace but spaces: what textwrap makes of it (the trailing
-            # spaces dropped), without its cost (most lines of the docs are such)
-            wrapped = [line.rstrip(" ")]
-        else:
-            hang = indent + "    " if indent else ""
-            wrapped = textwrap.wrap(line, width=width, subsequent_indent=hang,
-                                    break_long_words=False, break_on_hyphens=False)
+        if line.strip():
+            wrapped = flow(line, width, indent + "    " if indent else "")
         if wrapped and indent:
             wrapped[0] = indent + wrapped[0].lstrip(" ")
         out.extend(wrapped or [""])

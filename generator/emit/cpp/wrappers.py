@@ -57,7 +57,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ptxgen import escape
@@ -182,15 +182,13 @@ class _Cond:
             return m(self.fixed[name])
         q = self.ins.qualifier(name)
         x = self.exprs[name]
-        domain = q.domain
-        hits = [v for v in domain if m(v)]
-        if len(hits) == len(domain):
+        hits, misses = _split(q.domain, m)
+        if not misses:
             return True
         if not hits:
             return False
         if q.flag:
-            return x if hits == [TRUE] else f"!{x}"
-        misses = [v for v in domain if v not in hits]
+            return x if hits == (TRUE,) else f"!{x}"
         if len(misses) < len(hits):
             return "(" + " && ".join(f"{x} != {self.value(q, v)}" for v in misses) + ")"
         return "(" + " || ".join(f"{x} == {self.value(q, v)}" for v in hits) + ")"
@@ -218,6 +216,12 @@ class _Cond:
             if r is not False:
                 options.append(f"({r})")
         return " || ".join(options) if options else False
+
+
+@lru_cache(maxsize=65536)
+def _split(domain: tuple[str, ...], m: Matcher) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The values of ``domain`` that ``m`` matches, and the others (once per pair)."""
+    return tuple(v for v in domain if m(v)), tuple(v for v in domain if not m(v))
 
 
 def _imm_names(f: Form) -> list[str]:
@@ -535,11 +539,16 @@ class _Wrapper:
             if q.derived:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
         self._gating: dict[int, tuple[Support, dict[str, Any]]] = {}
+        self._template_params: list[str] | None = None
+        self._domain_asserts: list[tuple[str, str | None]] | None = None
         self._operand_text: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
         self._spliced: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
 
     def template_params(self) -> list[str]:
-        return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
+        if self._template_params is None:  # the same for every overload of the wrapper
+            self._template_params = [template_param(self.ins, q)
+                                     for q in sorted(self.free, key=lambda q: q.optional)]
+        return list(self._template_params)
 
     def overloads(self) -> list[dict[str, Any]]:
         groups: dict[tuple[Any, ...], list[Form]] = {}
@@ -703,7 +712,10 @@ class _Wrapper:
         return op, next((a for a in op.choice if a.name == name), None)
 
     def domain_asserts(self) -> list[tuple[str, str | None]]:
-        """A numeric qualifier (an int template parameter such as N) takes its values."""
+        """A numeric qualifier (an int template parameter such as N) takes its values (the
+        same for every overload of the wrapper: made once)."""
+        if self._domain_asserts is not None:
+            return list(self._domain_asserts)
         out: list[tuple[str, str | None]] = []
         for q in self.free:
             if not q.numeric:
@@ -713,7 +725,8 @@ class _Wrapper:
             msg = (f"ptxgen: {self.ins.name}: template parameter {tp} (qualifier {q.name}) "
                    f"must be {values_text(values)}")
             out.append((_int_test(tp, values), escape.cpp_message(msg)))
-        return out
+        self._domain_asserts = out
+        return list(out)
 
     def array_checks(self, op: Any, alt: Any, name: str, elem: str,
                      length: str) -> list[tuple[str, str | None]]:
@@ -898,12 +911,13 @@ class _Wrapper:
         class_of: dict[int, tuple[Support, int]] = {}  # forms share their support
         select = self.select
         imm_key = tuple(imm_refs.items())
-        spliced = self._spliced_of
+        statements = self._spliced  # (id of the operand uses, imm_key) -> (uses, statement)
+        cpp_str = escape.cpp_str
         for f in forms:
-            params = f.params
+            values = f.params
             number = 0
             for radix, digit_of, qname in digits:
-                number = number * radix + digit_of[params[qname]]
+                number = number * radix + digit_of[values[qname]]
             if select is not None and not selects(select, f):
                 entries.append((number * FORM_CLASSES + NOT_SELECTED, "\"\"", 0))
                 left_out = True
@@ -914,16 +928,21 @@ class _Wrapper:
                 b = self.gating(f)
                 key = (b["mask"], b["arch_from"], b["since"], b["error"])
                 hit = class_of[id(sup)] = (sup, classes.setdefault(key, len(classes)))
-            k = hit[1]
+            number = number * FORM_CLASSES + hit[1]
             # one asm statement per list of non-immediate operands; the opcode and the
             # immediates are "C" operands of it
-            text, fmts = spliced(f, imm_key, imm_refs)
+            uses = f.operands
+            made = statements.get((id(uses), imm_key))
+            if made is None or made[0] is not uses:
+                text, fmts = self._spliced_of(f, imm_key, imm_refs)
+            else:
+                text, fmts = made[1]
             if formats is None:
                 formats = fmts
             elif formats != fmts:
                 raise ValueError(f"{f.key}: the immediates of an overload differ between forms")
-            texts[number * FORM_CLASSES + k] = text
-            entries.append((number * FORM_CLASSES + k, escape.cpp_str(f.opcode), 0))
+            texts[number] = text
+            entries.append((number, cpp_str(f.opcode), 0))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
@@ -1099,7 +1118,7 @@ class _Wrapper:
         io_of = self.ins.io_of
         ios = [io_of.get(u.name, "in") for u in uses]
         n_out = 0
-        for u, io in zip(uses, ios):
+        for u, io in zip(uses, ios, strict=True):
             if io == "out" or io == "inout":
                 if u.kind == "vector":
                     n_out += u.count or 0
@@ -1107,7 +1126,7 @@ class _Wrapper:
                     n_out += 1
         post = ""
         nxt_out, nxt_in = 0, n_out
-        for u, io in zip(uses, ios):
+        for u, io in zip(uses, ios, strict=True):
             pname = escape.ident(u.name)
             if u.kind == "vector":
                 _, cons, _ = operand_type(str(u.type), "vector")
