@@ -126,9 +126,15 @@ def conformance_layout(lay: Layout) -> dict[str, Any]:
     if lay.shapes is not None:  # every shape: the dimensions are checked together
         n0, n1 = lay.shapes.fields
         values = base_values(lay)
+        # word_of(lay, {**values, n0: first, n1: second}), the other fields summed once
+        f0, f1 = lay.field(n0), lay.field(n1)
+        others = sum(_code(f, values[f.name]) << f.lsb for f in lay.fields
+                     if f.name not in (n0, n1))
         for first, seconds in lay.shapes.table:
             for second in seconds:
-                word_text = h(word_of(lay, {**values, n0: first, n1: second}), wb)
+                word = lay.fixed_value | (others + (_code(f0, first) << f0.lsb)
+                                          + (_code(f1, second) << f1.lsb))
+                word_text = h(word, wb)
                 text = f"{n0} = {first}, {n1} = {second}"
                 rows.append(f"static_assert(C{{}}.with_{n0}({u(first)}).with_{n1}"
                             f"({u(second)}).encode() == {word_text}, {escape.cpp_str(text)});")

@@ -1319,12 +1319,14 @@ def _param_class(param: str) -> str:
     return "value"
 
 
-def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
+def _check_distinct(ins: Instruction, functions: list[dict[str, Any]],
+                    seen: dict[tuple[str, ...], str] | None = None) -> None:
     """Two overloads of one function name must differ in the kinds of their parameters:
     forms whose operands differ only in name or register type (count / tx_count, a 16-bit
     ctaMask / a 64-bit cache policy) make calls ambiguous and need distinct wrapper names
     in the spec."""
-    seen: dict[tuple[str, ...], str] = {}
+    if seen is None:  # else: the functions checked before (of the same file), kept
+        seen = {}
     for f in functions:
         key = (f["name"], *(_param_class(p) for p in f["params"]))
         doc = ", ".join(p.rsplit(" ", 1)[-1] for p in f["params"])
@@ -1346,6 +1348,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
     traits: dict[str, dict[str, Any]] = {}
     externs: dict[str, None] = {}
     family = 0  # the targets with a form of the file
+    distinct: dict[tuple[str, ...], str] = {}  # the functions' kinds of parameters so far
+    structs: set[str] = set()  # the result structs so far
     for ins in instrs:
         for q in ins.qualifiers:
             if is_enum(q):
@@ -1371,8 +1375,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
-            _check_distinct(ins, functions + overloads)
-            structs = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
+            _check_distinct(ins, overloads, distinct)
             for ov in overloads:  # one result struct per function name
                 if ov["result_struct"] and ov["result_struct"]["name"] in structs:
                     ov["result_struct"] = None
