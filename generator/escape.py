@@ -146,6 +146,10 @@ def py_comment(text: str, prefix: str = "# ") -> str:
 
 # -- C / C++ / CUDA ----------------------------------------------------------
 
+_TRIGRAPHS = re.compile(r"\?(?=\?)")
+
+
+@cache  # pure; ~4,000 calls for ~1,500 lines per generate
 def cpp_comment_text(text: str) -> str:
     """Text safe inside a ``/* ... */`` block comment.
 
@@ -158,7 +162,7 @@ def cpp_comment_text(text: str) -> str:
     """
     text = _hex_controls(text)
     text = text.replace("*/", "*\\/").replace("/*", "/\\*")
-    return re.sub(r"\?(?=\?)", "?\\\\", text)
+    return _TRIGRAPHS.sub("?\\\\", text) if "??" in text else text
 
 
 def cpp_block_comment(text: str, indent: str = "") -> str:
