@@ -39,7 +39,7 @@ GENERATOR_DIR = Path(__file__).resolve().parent
 KEEP = 8
 
 #: The version of the entries' layout (part of every key).
-FORMAT = b"ptxgen-spec-cache/1"
+FORMAT = b"ptxgen-spec-cache/2"
 
 
 def folder(kind: str) -> Path | None:
@@ -60,18 +60,34 @@ def folder(kind: str) -> Path | None:
 def source_digest() -> bytes:
     """SHA-256 of the ``ptxgen`` package's own sources, the Python version and the
     PyYAML version and build (once per process)."""
-    import yaml
-
     h = hashlib.sha256(FORMAT)
     h.update(f"\0{sys.version}\0{sys.implementation.cache_tag}\0marshal {marshal.version}"
-             f"\0pyyaml {yaml.__version__} {getattr(yaml, '__with_libyaml__', False)}\0"
-             .encode())
+             f"\0{_pyyaml_build()}\0".encode())
     for p in sorted(GENERATOR_DIR.rglob("*.py")):
         if "__pycache__" in p.parts:
             continue
         h.update(p.relative_to(GENERATOR_DIR).as_posix().encode() + b"\0")
         h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.digest()
+
+
+def _pyyaml_build() -> str:
+    """PyYAML's version and build, without importing it (~10 ms that a spec folder from
+    the cache does not need): the SHA-256 of its ``__init__.py`` (which holds its
+    version) and the names of the files of its package (its libyaml extension
+    ``_yaml*`` among them)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("yaml")
+        if spec is None or spec.origin is None:
+            return "pyyaml missing"
+        origin = Path(spec.origin)
+        names = sorted(p.name for p in origin.parent.iterdir() if p.name != "__pycache__")
+        return (f"pyyaml {hashlib.sha256(origin.read_bytes()).hexdigest()} "
+                f"{' '.join(names)}")
+    except (OSError, ImportError, ValueError):
+        return "pyyaml unknown"
 
 
 def key(files: Iterable[tuple[str, ...]], schemas: Iterable[tuple[str, bytes]]) -> str:

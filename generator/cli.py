@@ -708,12 +708,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _fewer_collections()
     try:
-        return _main(argv)
+        code = _main(argv)
     finally:
         if argv is None:
             import signal
 
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if argv is None:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the command-line process with ``code`` at once, its output flushed, without
+    the interpreter's teardown: freeing the model, the loaded spec and the rendered files
+    one object at a time (~10^6 of them) took ~15% of a ``generate``. Everything the
+    command writes is on disk when it returns (the output folder is swapped into place,
+    caches are renamed into place), and ptxgen registers no exit handlers. Where another
+    thread still runs, a profiler or tracer is on (``python -m cProfile``, coverage: they
+    report at exit), or flushing stdout/stderr fails (a closed pipe), the normal exit
+    runs instead, with its usual report."""
+    import os
+    import threading
+
+    if (threading.active_count() != 1 or sys.getprofile() is not None
+            or sys.gettrace() is not None):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _fewer_collections() -> None:

@@ -23,16 +23,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from ptxgen.errors import Diagnostic, SpecError
 
-try:  # libyaml is much faster; fall back to the pure-Python loader.
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+if TYPE_CHECKING:
+    import yaml
+
+# PyYAML is imported where a file is parsed: a spec folder that comes from the spec cache
+# (ptxgen.cache) is never parsed, and importing PyYAML costs ~10 ms of every command.
+
+
+def _loader_class() -> type[yaml.SafeLoader]:
+    """libyaml's safe loader (much faster), or the pure-Python one."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
 
 Path_ = tuple[str | int, ...]
 
@@ -119,6 +126,8 @@ class _Builder:
         self.errors: list[Diagnostic] = []
 
     def build(self, node: yaml.Node, path: Path_) -> Any:
+        import yaml
+
         self.source.values.setdefault(path, _pos(node))
         if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
             line, col = _pos(node)
@@ -168,6 +177,8 @@ class _Refused(Exception):
 def _compose(loader: Any) -> Any:
     """The document's node graph, composed from the parser's events without recursion,
     with the limits above enforced as it goes (see the module docstring)."""
+    import yaml
+
     loader.get_event()  # StreamStart
     if loader.check_event(yaml.StreamEndEvent):
         return None
@@ -274,10 +285,12 @@ def _compose(loader: Any) -> Any:
 def load_text(text: str, display: str, path: Path | None = None,
               rel: str | None = None) -> Document:
     """Parse ``text``; raise :class:`SpecError` with every problem found."""
+    import yaml
+
     source = SourceMap(display)
     if text.startswith("\ufeff"):  # a UTF-8 byte-order mark: not part of the text
         text = text[1:]
-    loader = _Loader(text)
+    loader = _loader_class()(text)
     try:
         try:
             node = _compose(loader)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptxgen import cache, manifest, validate
+from ptxgen import cache, manifest
 from ptxgen.emit import Files, render_all
 from ptxgen.errors import SpecError
 from ptxgen.load import Document, SourceMap, parse_texts, read_spec_dir, schema_path_of
 from ptxgen.model import Spec, build_model, versions
-from ptxgen.model.checks import check_model
 from ptxgen.model.selection import with_selection
-from ptxgen.validate import schema
 from ptxgen.write import check_output, diff_tree, existing_files, write_tree
 
 
@@ -36,6 +34,11 @@ def load_documents(spec_dir: Path, *, use_cache: bool = True) -> list[Document]:
         docs = _from_cache(cache.get(SPEC_CACHE, key))
         if docs is not None:
             return docs
+    # validation only where the cache has no verdict (its modules cost ~10 ms to import)
+    from ptxgen import validate
+    from ptxgen.model.checks import check_model
+    from ptxgen.validate import schema
+
     docs, more = parse_texts(texts)
     errors.extend(more)
     checks_before = schema.jsonschema_checks

@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -95,6 +96,12 @@ def check_output(out_dir: Path, *, protect: Sequence[Path] = (),
     ``protect``: folders that must survive (the spec folder); ``cwd``: the current
     folder. See the module docstring for the rules.
     """
+    _check_output(out_dir, protect, cwd)
+
+
+def _check_output(out_dir: Path, protect: Sequence[Path], cwd: Path | None) -> list[str]:
+    """:func:`check_output`; the files in the folder (see :func:`_present`) when it
+    may be replaced."""
     shown = out_dir.as_posix()
     if out_dir.is_symlink():
         raise OutputRefused(f"{shown} is a symbolic link; name the folder itself")
@@ -117,12 +124,12 @@ def check_output(out_dir: Path, *, protect: Sequence[Path] = (),
         if target in c.parents:
             raise OutputRefused(f"{shown} holds the current folder")
     if not target.exists():
-        return
+        return []
     if (target / ".git").exists():
         raise OutputRefused(f"{shown} is a git repository")
     files, other = _present(target)
     if not files and not other:
-        return
+        return []
     listed = _manifest_files(target)
     if listed is None:
         raise OutputRefused(f"{shown} holds files ptxgen did not write ({_some(files + other)}) "
@@ -133,6 +140,7 @@ def check_output(out_dir: Path, *, protect: Sequence[Path] = (),
         raise OutputRefused(f"{shown} holds files that its {MANIFEST} does not list "
                             f"({_some(foreign)}); move them out of the output folder, which "
                             "ptxgen replaces as a whole")
+    return files
 
 
 def _some(names: list[str]) -> str:
@@ -260,10 +268,13 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path] = (),
                cwd: Path | None = None) -> None:
-    """Replace ``out_dir`` by exactly ``files`` (see the module docstring)."""
-    check_output(out_dir, protect=protect, cwd=cwd)  # a refusal touches nothing, debris too
+    """Replace ``out_dir`` by exactly ``files`` (see the module docstring). A folder that
+    already holds exactly ``files`` is left as it is (:func:`_holds_exactly`)."""
+    present = _check_output(out_dir, protect, cwd)  # a refusal touches nothing, debris too
     clean_debris(out_dir.absolute())
     out_dir = out_dir.resolve()
+    if present and _holds_exactly(out_dir, present, files):
+        return
     parent = out_dir.parent
     created: list[Path] = []
     tmp: Path | None = None
@@ -305,6 +316,54 @@ def write_tree(out_dir: Path, files: dict[str, bytes], *, protect: Sequence[Path
                         p.rmdir()
                     except OSError:
                         break
+
+
+def _holds_exactly(out_dir: Path, present: list[str], files: dict[str, bytes]) -> bool:
+    """Whether the folder ``out_dir``, whose files (caches aside) are ``present``, holds
+    exactly ``files``: the same paths, each a regular file with these bytes, and the
+    permissions that writing them would give the folders (0755 for ``out_dir``) and the
+    files. Writing would then change nothing: it is skipped, which also leaves the files'
+    modification times alone (a build that includes them does not redo its work). Any
+    doubt (an unreadable file or umask) answers False, and the folder is replaced."""
+    if sorted(present) != sorted(files):
+        return False
+    umask = _umask()
+    if umask is None:
+        return False
+    file_mode, dir_mode = 0o666 & ~umask, 0o777 & ~umask
+    try:
+        if os.lstat(out_dir).st_mode & 0o7777 != 0o755:
+            return False
+        folders = {out_dir / rel.rsplit("/", 1)[0] for rel in files if "/" in rel}
+        for folder in folders:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o7777 != dir_mode:
+                return False
+        for rel, data in files.items():
+            path = out_dir / rel
+            st = os.lstat(path)
+            if (not stat.S_ISREG(st.st_mode) or st.st_mode & 0o7777 != file_mode
+                    or st.st_size != len(data)):
+                return False
+            with open(path, "rb") as f:
+                if f.read() != data:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def _umask() -> int | None:
+    """The process's umask (read from /proc on Linux: setting it to read it back would
+    race with other threads creating files), or None where it cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def existing_files(out_dir: Path) -> dict[str, bytes]:

@@ -120,3 +120,42 @@ def test_generate_replaces_stale_files(tmp_path: Path) -> None:
     assert res.code == 0, res.err
     assert not (out / "stale.py").exists()
     assert sorted(json.loads(res.out)["files"]) == sorted(write.existing_files(out))
+
+
+def test_an_output_that_is_already_exact_is_left_alone(tmp_path: Path) -> None:
+    """Writing the files a folder already holds (paths, bytes, permissions) touches
+    nothing: the same folder, the same modification times. A file that differs in its
+    bytes or its permissions, or one more file, and the folder is replaced as a whole."""
+    import os
+
+    from ptxgen import manifest
+
+    files = {"a.txt": b"one\n", "sub/b.hpp": b"two\n", "sub/deeper/c.py": b"three\n"}
+    files[manifest.NAME] = manifest.build(files, "digest")
+    out = tmp_path / "out"
+    write.write_tree(out, files)
+
+    def state() -> tuple[int, dict[str, int]]:
+        return os.stat(out).st_ino, {rel: os.stat(out / rel).st_mtime_ns for rel in files}
+
+    before = state()
+    write.write_tree(out, files)
+    assert state() == before
+    assert write.existing_files(out) == files
+
+    (out / "sub" / "b.hpp").write_bytes(b"TWO\n")  # edited by hand: written again
+    write.write_tree(out, files)
+    assert write.existing_files(out) == files and state()[0] != before[0]
+
+    after = state()
+    os.chmod(out / "a.txt", 0o600)  # other permissions: written again
+    write.write_tree(out, files)
+    assert os.stat(out / "a.txt").st_mode & 0o777 == os.stat(out / "sub" / "b.hpp").st_mode & 0o777
+    assert state()[0] != after[0]
+
+    more = {**files, "d.txt": b"four\n"}  # one more file: the folder is replaced
+    more[manifest.NAME] = manifest.build({k: v for k, v in more.items() if k != manifest.NAME},
+                                         "digest")
+    write.write_tree(out, more)
+    assert write.existing_files(out) == more
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folders left

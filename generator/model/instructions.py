@@ -23,6 +23,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from operator import itemgetter
 from typing import Any
 
@@ -81,6 +82,7 @@ class Condition:
         return ", ".join(f"{k} = {m.text()}" for k, m in self.items) or "always"
 
 
+@cache  # a sort key of a condition's values; pure (~2,000 calls per generate)
 def _natural(s: str) -> list[tuple[int, int | str]]:
     return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", s) if p]
 
@@ -524,11 +526,19 @@ class Form:
     def variant(self) -> tuple[tuple[str, str], ...]:
         """The operand part of the form: choices and optional operands."""
         ops = self.instruction.param_operands
-        return tuple((k, v) for k, v in self.values if k in ops)
+        return tuple([kv for kv in self.values if kv[0] in ops]) if ops else ()
 
     @cached_property
     def variant_text(self) -> str:
-        return variant_text(self.instruction, self.variant)
+        # made once per distinct variant of the instruction (forms share few)
+        ins = self.instruction
+        memo: dict[tuple[tuple[str, str], ...], str] = ins.__dict__.setdefault(
+            "_variant_texts", {})
+        v = self.variant
+        text = memo.get(v)
+        if text is None:
+            text = memo[v] = variant_text(ins, v)
+        return text
 
     @cached_property
     def support(self) -> Support:
@@ -954,10 +964,29 @@ class Instruction:
                 out.append(itemgetter(*deps))
         return tuple(out)
 
+    @cached_property
+    def _operand_uses_getter(self) -> Callable[[Mapping[str, str]], Any]:
+        """A function of a form giving the values of every parameter any of its operand
+        uses depends on."""
+        deps = sorted(set().union(*self._operand_deps))
+        return itemgetter(*deps) if deps else (lambda form: None)
+
     def operand_uses(self, form: Mapping[str, str],
                      comb: Combination | None) -> tuple[OperandUse, ...]:
         """The operands of a form. Each use is made once per distinct value of the
-        parameters it depends on (:attr:`_operand_deps`): forms share them."""
+        parameters it depends on (:attr:`_operand_deps`), and the tuple of them once per
+        distinct value of all those parameters: forms share both."""
+        cid = id(comb)
+        whole: dict[tuple[Any, ...], tuple[OperandUse, ...]] = self.__dict__.setdefault(
+            "_operand_uses_memo", {})
+        wkey = (cid, self._operand_uses_getter(form))
+        uses = whole.get(wkey)
+        if uses is None:
+            uses = whole[wkey] = self._operand_uses(form, comb)
+        return uses
+
+    def _operand_uses(self, form: Mapping[str, str],
+                      comb: Combination | None) -> tuple[OperandUse, ...]:
         memo: dict[tuple[Any, ...], OperandUse | None] = self.__dict__.setdefault(
             "_operand_use_memo", {})
         out = []
@@ -1196,11 +1225,16 @@ def form_digest(ins: Instruction) -> str:
     import hashlib
 
     assert ins.targets is not None
-    h = hashlib.sha256()
+    texts: dict[int, tuple[Support, str]] = {}  # forms share their support (and its text)
+    lines = []
     for f in ins.forms:
-        matrix = f.support.matrix(ins.targets)
-        h.update(f"{f.key}\t{','.join(f'{t}@{v}' for t, v in matrix.items())}\n".encode())
-    return h.hexdigest()
+        sup = f.support
+        hit = texts.get(id(sup))
+        if hit is None or hit[0] is not sup:
+            matrix = sup.matrix(ins.targets)
+            hit = texts[id(sup)] = (sup, ",".join(f"{t}@{v}" for t, v in matrix.items()))
+        lines.append(f"{f.key}\t{hit[1]}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,6 @@ the templates only loop and substitute.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +50,7 @@ class Check:
 def doc_comment(text: str, indent: str = "") -> str:
     """A Doxygen block comment, each line of ``text`` re-flowed to fit 100 columns."""
     width = 96 - len(indent)
-    flowed = [part for line in text.split("\n")
-              for part in (textwrap.wrap(line, width, break_long_words=False,
-                                         break_on_hyphens=False) or [""])]
+    flowed = [part for line in text.split("\n") for part in (escape.flow(line, width) or [""])]
     return escape.cpp_block_comment("\n".join(flowed), indent)
 
 

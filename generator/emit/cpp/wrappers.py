@@ -66,7 +66,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ptxgen import escape
@@ -195,15 +195,13 @@ class _Cond:
             return m(self.fixed[name])
         q = self.ins.qualifier(name)
         x = self.exprs[name]
-        domain = q.domain
-        hits = [v for v in domain if m(v)]
-        if len(hits) == len(domain):
+        hits, misses = _split(q.domain, m)
+        if not misses:
             return True
         if not hits:
             return False
         if q.flag:
-            return x if hits == [TRUE] else f"!{x}"
-        misses = [v for v in domain if v not in hits]
+            return x if hits == (TRUE,) else f"!{x}"
         if len(misses) < len(hits):
             return "(" + " && ".join(f"{x} != {self.value(q, v)}" for v in misses) + ")"
         return "(" + " || ".join(f"{x} == {self.value(q, v)}" for v in hits) + ")"
@@ -231,6 +229,12 @@ class _Cond:
             if r is not False:
                 options.append(f"({r})")
         return " || ".join(options) if options else False
+
+
+@lru_cache(maxsize=65536)
+def _split(domain: tuple[str, ...], m: Matcher) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The values of ``domain`` that ``m`` matches, and the others (once per pair)."""
+    return tuple(v for v in domain if m(v)), tuple(v for v in domain if not m(v))
 
 
 def _imm_names(f: Form) -> list[str]:
@@ -338,6 +342,11 @@ class _Helpers:
         self.cond = _Cond(ins, {}, env)
         self._slots: list[int] | None = None
         self._combinations: dict[Condition, int] | None = None  # the number of each
+        self._forms_of: dict[int, list[Form]] | None = None
+        self._text_keys: dict[int, tuple[OperandUse, tuple[Any, ...]]] = {}
+        # the spliced asm statements (and immediates' texts) by the text keys of their
+        # operand uses and the immediates' template parameters
+        self.statements: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
         # the helpers used outside the checks (array operand types in a wrapper's
         # signature and its traits, derived qualifiers): the others are only in the passes
         # that run the checks
@@ -352,7 +361,9 @@ class _Helpers:
         if self._slots is None:
             imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
             found: set[int] = set()
-            for f in self.ins.forms:
+            # forms share their operand uses: each distinct tuple of them once
+            distinct = {id(f.operands): f for f in self.ins.forms}.values()
+            for f in distinct:
                 for extra in ({*()}, imm_ops):
                     rt = 0
                     for u in f.operands:
@@ -362,6 +373,27 @@ class _Helpers:
                             rt += 1
             self._slots = sorted(found)
         return self._slots
+
+    def text_key(self, u: OperandUse) -> tuple[Any, ...]:
+        """What of an operand use its asm statement text (:meth:`_Wrapper._spliced_asm`)
+        depends on; made once per use (forms share them)."""
+        hit = self._text_keys.get(id(u))
+        if hit is None or hit[0] is not u:
+            hit = self._text_keys[id(u)] = (u, (
+                u.name, u.kind, u.type, u.count, u.access, u.object,
+                tuple(e for e, _ in u.elements), u.joined, u.in_tensor))
+        return hit[1]
+
+    def forms_of(self, w: Wrapper) -> list[Form]:
+        """The forms of the instruction that wrapper ``w`` calls (grouped once for all its
+        wrappers)."""
+        if self._forms_of is None:
+            ins = self.ins
+            groups: dict[int, list[Form]] = {id(x): [] for x in ins.wrappers}
+            for f in ins.forms:
+                groups[id(ins.wrapper_of(f))].append(f)
+            self._forms_of = groups
+        return self._forms_of[id(w)]
 
     def array_checker(self, ins: Instruction, op: Any, alt: Any, name: str) -> dict[str, str]:
         """The class templates that check an array operand's element type and length."""
@@ -472,11 +504,20 @@ class _Helpers:
 # -- the wrappers --------------------------------------------------------------------------
 
 def _mask(targets: Targets, names: Iterable[str]) -> str:
+    memo = targets.memo("cpp_mask")
+    key = names if isinstance(names, frozenset) else None
+    hit = memo.get(key) if key is not None else None
+    if hit is not None:
+        result: str = hit
+        return result
     bits = 0
     index = targets.index
     for n in names:
         bits |= 1 << index[n]
-    return f"0x{bits:x}ull"
+    text = f"0x{bits:x}ull"
+    if key is not None:
+        memo[key] = text
+    return text
 
 
 def and_later_from(targets: Targets, names: frozenset[str]) -> int:
@@ -520,7 +561,7 @@ class _Wrapper:
         self.w = w
         self.helpers = helpers
         self.select = select  # generate --select: the forms whose asm is written
-        self.forms = [f for f in ins.forms if ins.wrapper_of(f) is w]
+        self.forms = helpers.forms_of(w)
         self.fixed: dict[str, str] = {}
         for q in ins.qualifiers:  # one value in every form of the wrapper: not a parameter
             vals = {f.params[q.name] for f in self.forms}
@@ -534,16 +575,26 @@ class _Wrapper:
             if q.derived:
                 self.exprs[q.name] = helpers.derive_call(q, self.exprs)
         self._gating: dict[int, tuple[Support, dict[str, Any]]] = {}
+        self._template_params: list[str] | None = None
+        self._domain_asserts: list[tuple[str, str | None]] | None = None
         self._operand_text: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
+        self._spliced: dict[tuple[Any, ...], tuple[tuple[OperandUse, ...], Any]] = {}
 
     def template_params(self) -> list[str]:
-        return [template_param(self.ins, q) for q in sorted(self.free, key=lambda q: q.optional)]
+        if self._template_params is None:  # the same for every overload of the wrapper
+            self._template_params = [template_param(self.ins, q)
+                                     for q in sorted(self.free, key=lambda q: q.optional)]
+        return list(self._template_params)
 
     def overloads(self) -> list[dict[str, Any]]:
         groups: dict[tuple[Any, ...], list[Form]] = {}
+        shapes: dict[int, tuple[tuple[OperandUse, ...], tuple[tuple[str, str], ...]]] = {}
         for f in self.forms:
-            key = (f.variant, tuple((u.name, u.kind) for u in f.operands))
-            groups.setdefault(key, []).append(f)
+            uses = f.operands  # forms share them: their names and kinds once per tuple
+            hit = shapes.get(id(uses))
+            if hit is None or hit[0] is not uses:
+                hit = shapes[id(uses)] = (uses, tuple((u.name, u.kind) for u in uses))
+            groups.setdefault((f.variant, hit[1]), []).append(f)
         # register operands with an immediate overload (spec immediate_overload): the same
         # forms once more, the operand an imm<V> (an "n" asm operand) checked at compile time
         imm_ops = {o.name for o in self.ins.operands if o.immediate_overload}
@@ -702,7 +753,10 @@ class _Wrapper:
         return op, next((a for a in op.choice if a.name == name), None)
 
     def domain_asserts(self) -> list[tuple[str, str | None]]:
-        """A numeric qualifier (an int template parameter such as N) takes its values."""
+        """A numeric qualifier (an int template parameter such as N) takes its values (the
+        same for every overload of the wrapper: made once)."""
+        if self._domain_asserts is not None:
+            return list(self._domain_asserts)
         out: list[tuple[str, str | None]] = []
         for q in self.free:
             if not q.numeric:
@@ -712,7 +766,8 @@ class _Wrapper:
             msg = (f"ptxgen: {self.ins.name}: template parameter {tp} (qualifier {q.name}) "
                    f"must be {values_text(values)}")
             out.append((_int_test(tp, values), escape.cpp_message(msg)))
-        return out
+        self._domain_asserts = out
+        return list(out)
 
     def array_checks(self, op: Any, alt: Any, name: str, elem: str,
                      length: str) -> list[tuple[str, str | None]]:
@@ -892,26 +947,43 @@ class _Wrapper:
         texts: dict[int, str] = {}  # number * 256 + class: the form's shared statement
         formats: list[str] | None = None  # the immediates' text at each slot (same in all)
         left_out = False
+        # per qualifier: its radix, {value: its digit}, name
+        digits = [(len(q.domain), _digit_of(q.domain), q.name) for q in order]
+        class_of: dict[int, tuple[Support, int]] = {}  # forms share their support
+        select = self.select
+        imm_key = tuple(imm_refs.items())
+        statements = self._spliced  # (id of the operand uses, imm_key) -> (uses, statement)
+        opcode_parts = self.ins.opcode_parts
         for f in forms:
+            values = f.params
             number = 0
-            for q in order:
-                number = number * len(q.domain) + q.domain.index(f.params[q.name])
-            if not selects(self.select, f):
+            for radix, digit_of, qname in digits:
+                number = number * radix + digit_of[values[qname]]
+            if select is not None and not selects(select, f):
                 entries.append((number * FORM_CLASSES + NOT_SELECTED, (), 0))
                 left_out = True
                 continue
-            b = self.gating(f)
-            key = (b["mask"], b["arch_from"], b["since"], b["error"])
-            k = classes.setdefault(key, len(classes))
+            sup = f.support
+            hit = class_of.get(id(sup))
+            if hit is None or hit[0] is not sup:
+                b = self.gating(f)
+                key = (b["mask"], b["arch_from"], b["since"], b["error"])
+                hit = class_of[id(sup)] = (sup, classes.setdefault(key, len(classes)))
+            number = number * FORM_CLASSES + hit[1]
             # one asm statement per list of non-immediate operands; the opcode and the
             # immediates are "C" operands of it
-            text, fmts = self.spliced_asm(f, imm_refs)
+            uses = f.operands
+            made = statements.get((id(uses), imm_key))
+            if made is None or made[0] is not uses:
+                text, fmts = self._spliced_of(f, imm_key, imm_refs)
+            else:
+                text, fmts = made[1]
             if formats is None:
                 formats = fmts
             elif formats != fmts:
                 raise ValueError(f"{f.key}: the immediates of an overload differ between forms")
-            texts[number * FORM_CLASSES + k] = text
-            entries.append((number * FORM_CLASSES + k, self.ins.opcode_parts(f.params), 0))
+            texts[number] = text
+            entries.append((number, opcode_parts(values), 0))
         assert len(classes) < NOT_SELECTED
         select_msg = escape.cpp_message(
             f"ptxgen: {self.ins.name}: this form is not in the selection these headers were "
@@ -996,12 +1068,30 @@ class _Wrapper:
         ``_Helpers.slots`` ('%' and a digit: the immediate of that position in
         ``imm_refs``). The statement's template splices in its "C" operands: the opcode
         (class PtxgenT0) and the immediates of slot i (class PtxgenT<i+1>)."""
+        return self._spliced_of(f, tuple(imm_refs.items()), imm_refs)
+
+    def _spliced_of(self, f: Form, imm_key: tuple[tuple[str, str], ...],
+                    imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
+        """:meth:`spliced_asm` with ``imm_key`` the items of ``imm_refs``."""
         uses = f.operands
-        key = ("spliced", *map(id, uses), *imm_refs.items())
-        hit = self._operand_text.get(key)
-        if hit is None or hit[0] != uses:
-            hit = self._operand_text[key] = (uses, self._operand_lists(uses, imm_refs, True))
-        texts, pred, out_s, in_s, post, count, scratch = hit[1]
+        key = (id(uses), imm_key)
+        hit = self._spliced.get(key)  # forms share operand uses (and their statement)
+        if hit is None or hit[0] is not uses:
+            # uses that differ only where the statement does not show it (values,
+            # immediates allowed, value gates) share it too: made once per text key
+            text_key = (tuple(map(self.helpers.text_key, uses)), imm_key)
+            made = self.helpers.statements.get(text_key)
+            if made is None:
+                made = self.helpers.statements[text_key] = self._spliced_asm(f, uses,
+                                                                             imm_refs)
+            hit = self._spliced[key] = (uses, made)
+        result: tuple[str, list[str]] = hit[1]
+        return result
+
+    def _spliced_asm(self, f: Form, uses: tuple[OperandUse, ...],
+                     imm_refs: Mapping[str, str]) -> tuple[str, list[str]]:
+        texts, pred, out_s, in_s, post, count, scratch = self._operand_lists(uses, imm_refs,
+                                                                             True)
         union = self.helpers.slots()
         runs: dict[int, list[tuple[str, str]]] = {}  # slot: (separator, text) of immediates
         rt: list[tuple[str, str, bool]] = []  # (separator, text, in_tensor): the others
@@ -1069,23 +1159,28 @@ class _Wrapper:
         texts: list[str] = []
         pred: str | None = None
         # Operand numbering: outputs first, then inputs, in syntax order.
-        n_out = sum(u.count or 0 for u in uses if u.kind == "vector"
-                    and self.io(u.name) in ("out", "inout")) + sum(
-            1 for u in uses if (u.kind == "register" and self.io(u.name) in ("out", "inout"))
-            or (u.kind == "predicate" and self.io(u.name) == "out"))
+        io_of = self.ins.io_of
+        ios = [io_of.get(u.name, "in") for u in uses]
+        n_out = 0
+        for u, io in zip(uses, ios, strict=True):
+            if io == "out" or io == "inout":
+                if u.kind == "vector":
+                    n_out += u.count or 0
+                elif u.kind == "register" or (u.kind == "predicate" and io == "out"):
+                    n_out += 1
         post = scratch = ""
         nxt_out, nxt_in = 0, n_out
-        for u in uses:
-            io = self.io(u.name)
+        for u, io in zip(uses, ios, strict=True):
             pname = escape.ident(u.name)
             if u.kind == "vector":
                 _, cons, _ = operand_type(str(u.type), "vector")
                 mod = {"out": "=", "inout": "+", "in": ""}[io]
                 count = u.count or 0
                 start = nxt_out if io != "in" else nxt_in
-                texts.append("{" + ", ".join(f"%{start + i}" for i in range(count)) + "}")
-                (outs if io != "in" else ins_).extend(
-                    f"\"{mod}{cons}\"({pname}[{i}])" for i in range(count))
+                texts.append(_register_list(start, count))
+                if count:  # the constraints of the registers, joined like the others
+                    (outs if io != "in" else ins_).append(
+                        _array_constraints(f"{mod}{cons}", pname, count))
                 if io != "in":
                     nxt_out += count
                 else:
@@ -1193,6 +1288,26 @@ class _ImmediateForm:
         return getattr(self.form, name)
 
 
+@cache
+def _register_list(start: int, count: int) -> str:
+    """``{%start, %start+1, ...}``: the asm text of ``count`` registers of a vector."""
+    return "{" + ", ".join(f"%{start + i}" for i in range(count)) + "}"
+
+
+@cache
+def _array_constraints(constraint: str, name: str, count: int) -> str:
+    """The asm operands of every element of an array operand, ``, ``-joined."""
+    return ", ".join(f"\"{constraint}\"({name}[{i}])" for i in range(count))
+
+
+def _digit_of(domain: tuple[str, ...]) -> dict[str, int]:
+    """{value: its index in ``domain``} (the first, as ``domain.index`` finds it)."""
+    out: dict[str, int] = {}
+    for i, v in enumerate(domain):
+        out.setdefault(v, i)
+    return out
+
+
 def _values_key(uses: tuple[OperandUse, ...], name: str) -> str:
     """The immediates of operand ``name`` as text ("" where they cannot be listed)."""
     vals = next(u.values for u in uses if u.name == name)
@@ -1255,12 +1370,14 @@ def _param_class(param: str) -> str:
     return "value"
 
 
-def _check_distinct(ins: Instruction, functions: list[dict[str, Any]]) -> None:
+def _check_distinct(ins: Instruction, functions: list[dict[str, Any]],
+                    seen: dict[tuple[str, ...], str] | None = None) -> None:
     """Two overloads of one function name must differ in the kinds of their parameters:
     forms whose operands differ only in name or register type (count / tx_count, a 16-bit
     ctaMask / a 64-bit cache policy) make calls ambiguous and need distinct wrapper names
     in the spec."""
-    seen: dict[tuple[str, ...], str] = {}
+    if seen is None:  # else: the functions checked before (of the same file), kept
+        seen = {}
     for f in functions:
         key = (f["name"], *(_param_class(p) for p in f["params"]))
         doc = ", ".join(p.rsplit(" ", 1)[-1] for p in f["params"])
@@ -1282,6 +1399,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
     traits: dict[str, dict[str, Any]] = {}
     externs: dict[str, None] = {}
     family = 0  # the targets with a form of the file
+    distinct: dict[tuple[str, ...], str] = {}  # the functions' kinds of parameters so far
+    structs: set[str] = set()  # the result structs so far
     for ins in instrs:
         for q in ins.qualifiers:
             if is_enum(q):
@@ -1293,17 +1412,21 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         hp = _Helpers(ins)
         for w in ins.wrappers:
             wr = _Wrapper(ins, w, hp, select)
+            supports: dict[int, Support] = {}  # the distinct supports (forms share them)
+            selected: dict[int, Support] = {}
             for f in wr.forms:
                 sup = f.support
-                name = error_name(w, iset.targets, sup.targets, sup.since)
-                externs[name] = None
-                if selects(select, f):
-                    family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                supports[id(sup)] = sup
+                if select is None or selects(select, f):
+                    selected[id(sup)] = sup
+            for sup in supports.values():
+                externs[error_name(w, iset.targets, sup.targets, sup.since)] = None
+            for sup in selected.values():
+                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
-            _check_distinct(ins, functions + overloads)
-            structs = {f["result_struct"]["name"] for f in functions if f["result_struct"]}
+            _check_distinct(ins, overloads, distinct)
             for ov in overloads:  # one result struct per function name
                 if ov["result_struct"] and ov["result_struct"]["name"] in structs:
                     ov["result_struct"] = None
