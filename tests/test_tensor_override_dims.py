@@ -360,10 +360,8 @@ def test_the_wrappers_write_them_with_nvcc_13_5(tmp_path: Path) -> None:
     if wrappers.nvcc() is None:
         harness.unavailable("nvcc")
     include = wrappers.snapshot_include(tmp_path)
-    body = [re.sub(r"%(r|rd|rs)\d+", r"%\1", ln)
-            for ln in wrappers.kernel_body(KERNEL, "sm_107a", tmp_path / "135",
-                                           toolkits.require("nvcc", "13.5"), include)
-            if ln.startswith(("cp.async.bulk.", "cp.reduce.async.bulk."))]
+    body = wrappers.sm107_lines(KERNEL, tmp_path, ("cp.async.bulk.", "cp.reduce.async.bulk."),
+                                toolkits.require("nvcc", "13.5"), include)
     assert body == [
         _LOAD.format("2d.shared::cluster") + ".cta_group::1" + _DS
         + " [%r], [%rd, %rd, {%rs, %rs}, {%r}, %rs, {%r, %r}], [%r];",

@@ -173,10 +173,8 @@ def test_the_wrappers_write_them_with_nvcc_13_5(tmp_path: Path) -> None:
     if wrappers.nvcc() is None:
         harness.unavailable("nvcc")
     include = wrappers.snapshot_include(tmp_path)
-    body = [re.sub(r"%r(d?)\d+", r"%r\1", ln)
-            for ln in wrappers.kernel_body(KERNEL, "sm_107a", tmp_path / "135",
-                                           toolkits.require("nvcc", "13.5"), include)
-            if ln.startswith("cp.async.bulk.tensor")]
+    body = wrappers.sm107_lines(KERNEL, tmp_path, ("cp.async.bulk.tensor",),
+                                toolkits.require("nvcc", "13.5"), include)
     assert body == [
         f"{_LOAD}.cta_group::1.mbarrier::report::validity::per_16bytes::80"
         " [%r], [%rd, {%r, %r}], [%r];",

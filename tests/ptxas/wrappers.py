@@ -122,6 +122,16 @@ def kernel_body(source: str, arch: str, workdir: Path, exe: str, include: Path,
     return instructions_in(kernels[kernel])
 
 
+def sm107_lines(source: str, workdir: Path, prefixes: tuple[str, ...], nvcc: str,
+                include: Path) -> list[str]:
+    """The instruction lines starting with ``prefixes`` of kernel ``k`` of ``source``,
+    built for sm_107a by nvcc ``nvcc`` (13.5) against ``include``, with register numbers
+    dropped (``%rd12`` -> ``%rd``)."""
+    return [re.sub(r"%(r|rd|rs)\d+", r"%\1", ln)
+            for ln in kernel_body(source, "sm_107a", workdir / "135", nvcc, include)
+            if ln.startswith(prefixes)]
+
+
 _ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
 
 
