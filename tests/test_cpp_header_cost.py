@@ -92,9 +92,17 @@ def selected(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_select_writes_the_selected_forms_only(selected: Path) -> None:
     ptx = selected / "include" / "ptxgen" / "ptx"
     asm = []
-    for forms in ptx.glob("*.forms.hpp"):  # the opcode tables ("" for a form left out)
-        for table in re.findall(r"_opcode\[\] = \{\n(.*?)\n\};", forms.read_text(), re.S):
-            asm += [op for op in re.findall(r'"([^"]*)"', table) if op]
+    for forms in ptx.glob("*.forms.hpp"):  # the opcode tables: two pieces per form
+        text = forms.read_text()
+        for name, pieces in re.findall(r"(\w+)_opcode_pieces\[\] = \{\n(.*?)\n\};", text,
+                                       re.S):
+            numbers = re.search(r"\b" + name + r"_opcode\[\] = \{\n(.*?)\n\};", text, re.S)
+            assert numbers, name
+            texts = re.findall(r'"([^"]*)"', pieces)
+            n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
+            # "" for a form left out
+            asm += [op for op in (texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2))
+                    if op]
     assert sorted(asm) == sorted([*SELECTED, *SELECTED])  # A from a descriptor, from registers
     manifest = json.loads((selected / "MANIFEST.json").read_text())
     assert manifest["select"] == SELECT

@@ -943,7 +943,8 @@ class _Wrapper:
                 digit = f"static_cast<long long>({x})"
             expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
         classes: dict[tuple[str, int, int, str], int] = {}
-        entries: list[tuple[int, str, int]] = []  # (number * 256 + class, opcode, statement)
+        # (number * 256 + class, opcode parts (empty: not selected), statement)
+        entries: list[tuple[int, tuple[str, ...], int]] = []
         texts: dict[int, str] = {}  # number * 256 + class: the form's shared statement
         formats: list[str] | None = None  # the immediates' text at each slot (same in all)
         left_out = False
