@@ -409,10 +409,8 @@ PTXGEN_PTX_DEVICE void fence_operand(PtxgenT (&x)[PtxgenN]) {
 #define PTXGEN_PTX_GATED(MASK, FROM, SINCE, ERROR, ...)                          \
     if constexpr (::ptxgen::ptx::detail::supported(MASK, FROM, SINCE)) {         \
         __VA_ARGS__;                                                             \
-    } else if constexpr (::ptxgen::ptx::detail::newer_target(FROM)) {            \
-        ::ptxgen::ptx::detail::ptxgen_target_newer_than_the_spec_ptx_isa_9_5_update_it_with_ptxgen_probe_and_generate_or_define_PTXGEN_PTX_ALLOW_NEWER_TARGETS(); \
     } else {                                                                     \
-        ERROR();                                                                 \
+        ::ptxgen::ptx::detail::refuse<FROM, ERROR>();                            \
     }
 #else
 #define PTXGEN_PTX_GATED(MASK, FROM, SINCE, ERROR, ...)
