@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from cpp import harness
 from cpp.harness import INCLUDE
+from gpu import forms as gpu_forms
 
 from conftest import run_cli
 
@@ -92,17 +93,10 @@ def selected(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_select_writes_the_selected_forms_only(selected: Path) -> None:
     ptx = selected / "include" / "ptxgen" / "ptx"
     asm = []
-    for forms in ptx.glob("*.forms.hpp"):  # the opcode tables: two pieces per form
+    for forms in ptx.glob("*.forms.hpp"):  # the opcode tables ("" for a form left out)
         text = forms.read_text()
-        for name, pieces in re.findall(r"(\w+)_opcode_pieces\[\] = \{\n(.*?)\n\};", text,
-                                       re.S):
-            numbers = re.search(r"\b" + name + r"_opcode\[\] = \{\n(.*?)\n\};", text, re.S)
-            assert numbers, name
-            texts = re.findall(r'"([^"]*)"', pieces)
-            n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
-            # "" for a form left out
-            asm += [op for op in (texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2))
-                    if op]
+        for name in re.findall(r"(\w+)_opcode_pieces\[\] = \{", text):
+            asm += [op for op in gpu_forms.opcodes(text, name) if op]
     assert sorted(asm) == sorted([*SELECTED, *SELECTED])  # A from a descriptor, from registers
     manifest = json.loads((selected / "MANIFEST.json").read_text())
     assert manifest["select"] == SELECT

@@ -35,6 +35,19 @@ def targets() -> list[str]:
     return re.findall(r'"(sm_\w+)"', body.group(1))
 
 
+def opcodes(forms_text: str, function: str) -> list[str]:
+    """The opcode of each form of the forms function ``function`` in the text of a forms
+    header, in the order of its table ("" for a form left out of a selection): two
+    pieces each, the numbers ``<function>_opcode[]`` into ``<function>_opcode_pieces[]``."""
+    pieces = re.search(r"\b" + function + r"_opcode_pieces\[\] = \{\n(.*?)\n\};", forms_text,
+                       re.S)
+    numbers = re.search(r"\b" + function + r"_opcode\[\] = \{\n(.*?)\n\};", forms_text, re.S)
+    assert pieces and numbers, function
+    texts = re.findall(r'"([^"]*)"', pieces.group(1))
+    n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
+    return [texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2)]
+
+
 def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
     """(PTX string, runs on sm_90a with PTX ISA 9.0) of each form of the forms function
     ``function``: its opcode texts (two pieces each: the numbers ``<function>_opcode[]``
@@ -43,13 +56,9 @@ def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
     ``header``), whose classes' ``gates`` are {mask, from, since}."""
     forms = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
     main = (PTX_DIR / header).read_text()
-    pieces = re.search(r"\b" + function + r"_opcode_pieces\[\] = \{(.*?)\n\};", forms, re.S)
-    numbers = re.search(r"\b" + function + r"_opcode\[\] = \{(.*?)\n\};", forms, re.S)
     struct = re.search(r"struct " + function + r"_table \{(.*?)\n\};", main, re.S)
-    assert pieces and numbers and struct, (header, function)
-    texts = re.findall(r'"([^"]*)"', pieces.group(1))
-    n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
-    names = [texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2)]
+    assert struct, (header, function)
+    names = opcodes(forms, function)
     table = re.search(r"table\[\] = \{(.*?)\};", struct.group(1), re.S)
     gates = re.search(r"gates\[\] = \{(.*?)\n    \};", struct.group(1), re.S)
     assert table and gates, (header, function)
