@@ -11,7 +11,8 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   newest version, of every form supported there;
 * near misses (valid forms with one qualifier or operand changed so that the
   spec calls them invalid) must be refused on every target at the newest
-  version;
+  version; near misses that break only rules the spec records ptxas as accepting
+  (``ptxas_accepts``) must assemble on every target where their own gates allow them;
 * forms that exist only from a PTX ISA version newer than the assembler knows
   (a qualifier value added later) must be refused, for any reason (ptxas 13.0
   calls ``.kind::ti16`` an unknown modifier);
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ptxgen.model import instructions as engine
-from ptxgen.model.instructions import Form, Instruction, InstructionSet
+from ptxgen.model.instructions import Form, Instruction, InstructionSet, Support
 from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
 
@@ -55,6 +56,9 @@ class Report:
     seconds: float = 0.0
     near_misses: int = 0
     rules_probed: set[str] = field(default_factory=set)
+    # rules whose only probes are lenient near misses that no (target, version) this
+    # assembler knows allows (.override::global_address on a prefetch needs PTX ISA 9.4)
+    rules_beyond: set[str] = field(default_factory=set)
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, check: str, problems: Iterable[str]) -> None:
@@ -107,16 +111,11 @@ def _check_refused(asm: Assembler, target: str, version: str, arch: str,
     return out
 
 
-def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
-                per_problem: int = 2) -> list[tuple[str, Kernel, tuple[str, ...]]]:
-    """Invalid forms one change away from valid ones: (key, kernel, the spec's reasons).
-
-    Each is a sampled valid form with one qualifier or operand choice set to
-    another value that the spec's rules refuse; its operands are laid out
-    for the changed form where the spec defines that, else as for the valid
-    form. At most ``per_problem`` probes per distinct set of reasons.
-    """
-    out: list[tuple[str, Kernel, tuple[str, ...]]] = []
+def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool
+                ) -> Iterable[tuple[Form, dict[str, str], tuple[str, ...]]]:
+    """Sampled valid forms with one qualifier or operand choice changed so that the spec's
+    rules refuse them: (form, the changed params, the reasons). ``lenient``: only those
+    that break nothing but rules ptxas accepts anyway, else only the others."""
     seen: dict[tuple[str, ...], int] = {}
     # every form of a small instruction (fence.proxy's sync_restrict rule has 2 of 22)
     for form in (ins.forms if len(ins.forms) <= 64 else ins.forms[::stride]):
@@ -128,11 +127,34 @@ def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
                 problems = tuple(ins.violations(params))
                 if not problems or seen.get(problems, 0) >= per_problem:
                     continue
-                if _ptxas_lenient(ins, params, problems) or _ambiguous(ins, form, name, value):
+                if _ptxas_lenient(ins, params, problems) != lenient or \
+                        _ambiguous(ins, form, name, value):
                     continue
                 seen[problems] = seen.get(problems, 0) + 1
-                out.append((*near_miss_kernel(ins, form, params), problems))
-    return out
+                yield form, params, problems
+
+
+def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
+                per_problem: int = 2) -> list[tuple[str, Kernel, tuple[str, ...]]]:
+    """Invalid forms one change away from valid ones: (key, kernel, the spec's reasons).
+
+    Each is a sampled valid form with one qualifier or operand choice set to
+    another value that the spec's rules refuse; its operands are laid out
+    for the changed form where the spec defines that, else as for the valid
+    form. At most ``per_problem`` probes per distinct set of reasons.
+    """
+    return [(*near_miss_kernel(ins, form, params), problems)
+            for form, params, problems in _one_change(ins, stride, per_problem, False)]
+
+
+def lenient_misses(ins: Instruction, toolkit: str | None, stride: int = 7,
+                   per_problem: int = 2) -> list[tuple[Kernel, Support, tuple[str, ...]]]:
+    """Near misses that break only rules ptxas accepts anyway (``ptxas_accepts``: a
+    subset ptxgen chooses to offer, a seed rule ptxas does not apply): (kernel, where
+    the changed form's own gates allow it, the rules it breaks). The matrix checks
+    that ptxas accepts each where its gates allow it, which is what the spec claims."""
+    return [(near_miss_kernel(ins, form, params)[1], ins.support(params, toolkit), problems)
+            for form, params, problems in _one_change(ins, stride, per_problem, True)]
 
 
 def near_miss_kernel(ins: Instruction, form: Form, params: dict[str, str]) -> tuple[str, Kernel]:
@@ -278,6 +300,10 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
             report.rules_probed.update(problems)
     probes += gated_misses
     report.near_misses = len(probes)
+    lenient = [m for ins in iset.instructions for m in lenient_misses(ins, tk)]
+    for _k, sup, problems in lenient:
+        if not any(sup.supported(targets, t, v) for t, v in pairs_of(targets, asm)):
+            report.rules_beyond.update(problems)
     for t in targets.targets:
         if t.ptxas_arch not in asm.gpu_names:
             continue
@@ -287,6 +313,18 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         version = max(exists, key=engine.vkey)
         tasks.append((len(probes) // 4, f"near misses on {t.name}@{version}", _check_refused,
                       (asm, t.name, version, verify_arch(t.ptxas_arch), probes, False)))
+        # what the spec refuses but records ptxas as accepting must assemble where the
+        # changed form's own gates allow it
+        accepted = [(k, problems) for k, sup, problems in lenient
+                    if sup.supported(targets, t.name, version)]
+        if accepted:
+            for _k, problems in accepted:
+                report.rules_probed.update(problems)
+            report.kernels += len(accepted)
+            tasks.append((len(accepted), f"lenient near misses on {t.name}@{version}",
+                          _check_supported, (asm, t.name, version,
+                                             verify_arch(t.ptxas_arch),
+                                             [k for k, _p in accepted])))
     for t in targets.targets:  # renamed targets: ptxas still accepts the old name
         if t.until is None or t.until not in targets.versions:
             continue
@@ -305,5 +343,5 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     return report
 
 
-__all__ = ["Report", "checked_targets", "near_miss_kernel", "near_misses", "pairs_of",
+__all__ = ["Report", "checked_targets", "lenient_misses", "near_miss_kernel", "near_misses", "pairs_of",
            "run_matrix", "toolkit_of", "value_gate_kernels"]
