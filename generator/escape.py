@@ -218,6 +218,32 @@ def cpp_str(text: str) -> str:
     return "".join(out)
 
 
+# each byte as it appears in a cpp_bytes literal
+_CPP_BYTE = {b: chr(b) if 0x20 <= b < 0x7F and chr(b) not in '\\"?' else
+             "\\" + chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}" for b in range(256)}
+
+
+def cpp_bytes(data: bytes, per_line: int = 24) -> list[str]:
+    """Adjacent narrow C++ string literals, one per line of ``per_line`` bytes, whose bytes
+    (joined, before the implicit NUL) are ``data``: printable ASCII as itself but for
+    backslash, quote and ``?`` (escaped), every other byte a 3-digit octal escape, which a
+    following digit cannot extend. A compiler takes one literal far more cheaply than the
+    array of numbers or of pointers to literals it replaces (the wrapper headers' tables)."""
+    text = data.decode("latin-1")
+    return [f'"{text[i:i + per_line].translate(_CPP_BYTE)}"'
+            for i in range(0, max(len(text), 1), per_line)]
+
+
+def packed(values: list[int]) -> tuple[int, bytes]:
+    """Unsigned numbers as bytes for ``cpp_bytes``: each in the fewest bytes that hold the
+    largest (at least one), least significant first; returns (bytes per number, data)."""
+    if any(v < 0 for v in values):
+        raise ValueError("packed tables hold unsigned numbers")
+    top = max(values, default=0)
+    width = max(1, (top.bit_length() + 7) // 8)
+    return width, b"".join(v.to_bytes(width, "little") for v in values)
+
+
 # -- Markdown ----------------------------------------------------------------
 
 _MD_TEXT = str.maketrans({"\\": "\\\\", "<": "&lt;", "&": "&amp;"})

@@ -63,6 +63,12 @@ def test_each_pass_reads_only_the_forms_its_target_can_have(
     assert set(passes) == set(expected), sorted(passes)
     got = {name: {f for f in FAMILIES if _has(text, f)} for name, text in passes.items()}
     assert got == expected
+    # a pass never even opens the wrappers (.device.hpp) or the asm statements (.forms.hpp)
+    # of a family its target has no form of: the line markers name every file read
+    opened = {name: {f for f in FAMILIES if re.search(
+        r'^# \d+ "[^"]*/ptxgen/ptx/' + f + r'\.(device|forms)\.hpp"', text, re.M)}
+        for name, text in passes.items()}
+    assert opened == expected
 
 
 SELECT = r"m64n(128|256)k16\.f32\.bf16"
@@ -95,7 +101,7 @@ def test_select_writes_the_selected_forms_only(selected: Path) -> None:
     asm = []
     for forms in ptx.glob("*.forms.hpp"):  # the opcode tables ("" for a form left out)
         text = forms.read_text()
-        for name in re.findall(r"(\w+)_opcode_pieces\[\] = \{", text):
+        for name in re.findall(r"(\w+)_opcode_pieces\[\] =", text):
             asm += [op for op in gpu_forms.opcodes(text, name) if op]
     assert sorted(asm) == sorted([*SELECTED, *SELECTED])  # A from a descriptor, from registers
     manifest = json.loads((selected / "MANIFEST.json").read_text())

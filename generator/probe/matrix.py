@@ -343,5 +343,5 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     return report
 
 
-__all__ = ["Report", "checked_targets", "lenient_misses", "near_miss_kernel", "near_misses", "pairs_of",
-           "run_matrix", "toolkit_of", "value_gate_kernels"]
+__all__ = ["Report", "checked_targets", "lenient_misses", "near_miss_kernel", "near_misses",
+           "pairs_of", "run_matrix", "toolkit_of", "value_gate_kernels"]

@@ -35,34 +35,69 @@ def targets() -> list[str]:
     return re.findall(r'"(sm_\w+)"', body.group(1))
 
 
-def opcodes(forms_text: str, function: str) -> list[str]:
+_ESCAPE = re.compile(r"\\([0-7]{1,3}|.)", re.S)
+
+
+def literal_bytes(text: str, name: str) -> bytes:
+    """The bytes of the char array ``name`` that ``text`` defines as adjacent narrow string
+    literals (``name[] = "..." "...";``), escapes decoded as a C++ compiler does: octal,
+    and the backslash, quote, question mark and newline the generator writes."""
+    m = re.search(r"\b" + name + r'\[\] =\s*((?:"(?:[^"\\]|\\.)*"\s*)+);', text, re.S)
+    assert m, name
+
+    def one(e: re.Match[str]) -> str:
+        x = e.group(1)
+        return chr(int(x, 8)) if x[0] in "01234567" else {"n": "\n"}.get(x, x)
+
+    body = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+    return _ESCAPE.sub(one, body).encode("latin-1")
+
+
+def packed(data: bytes, width: int) -> list[int]:
+    """A packed table's numbers: ``width`` bytes each, least significant first."""
+    assert width > 0 and len(data) % width == 0, (len(data), width)
+    return [int.from_bytes(data[i:i + width], "little") for i in range(0, len(data), width)]
+
+
+def text_at(data: bytes, offset: int) -> str:
+    """The NUL-terminated text at ``offset``."""
+    return data[offset:data.index(0, offset)].decode()
+
+
+def opcodes(forms_text: str, function: str, count: int | None = None) -> list[str]:
     """The opcode of each form of the forms function ``function`` in the text of a forms
     header, in the order of its table ("" for a form left out of a selection): two
-    pieces each, the numbers ``<function>_opcode[]`` into ``<function>_opcode_pieces[]``."""
-    pieces = re.search(r"\b" + function + r"_opcode_pieces\[\] = \{\n(.*?)\n\};", forms_text,
-                       re.S)
-    numbers = re.search(r"\b" + function + r"_opcode\[\] = \{\n(.*?)\n\};", forms_text, re.S)
-    assert pieces and numbers, function
-    texts = re.findall(r'"([^"]*)"', pieces.group(1))
-    n = [int(x) for x in re.findall(r"\d+", numbers.group(1))]
-    return [texts[n[i]] + texts[n[i + 1]] for i in range(0, len(n), 2)]
+    pieces each, NUL-terminated texts in ``<function>_opcode_pieces`` at the offsets in
+    ``<function>_opcode`` (packed; ``count``: the number of forms, else read from the
+    statement table, which holds one number per form and takes the fewest bytes)."""
+    pieces = literal_bytes(forms_text, function + "_opcode_pieces")
+    offsets = literal_bytes(forms_text, function + "_opcode")
+    if count is None:  # the statement numbers: 1 byte each unless there are > 255
+        statements = literal_bytes(forms_text, function + "_statement")
+        m = re.search(r"packed_at<(\d+)>\(" + function + "_statement", forms_text)
+        assert m, function
+        count = len(statements) // int(m.group(1))
+    assert count and len(offsets) % (2 * count) == 0, (function, count, len(offsets))
+    n = packed(offsets, len(offsets) // (2 * count))
+    return [text_at(pieces, n[i]) + text_at(pieces, n[i + 1]) for i in range(0, len(n), 2)]
 
 
 def _gated_forms(header: str, function: str) -> list[tuple[str, bool]]:
     """(PTX string, runs on sm_90a with PTX ISA 9.0) of each form of the forms function
-    ``function``: its opcode texts (two pieces each: the numbers ``<function>_opcode[]``
-    into ``<function>_opcode_pieces[]`` in the forms header beside ``header``), in the
-    order of its table of number * 256 + support class (``<function>_table::table`` in
-    ``header``), whose classes' ``gates`` are {mask, from, since}."""
+    ``function``: its opcode texts (see ``opcodes``; the forms header beside ``header``),
+    in the order of its table of number * 256 + support class (``<function>_table::table``
+    in the wrappers of ``header``, ``<family>.device.hpp``, packed in ``width`` bytes
+    each), whose classes' ``gates`` are
+    {mask, from, since}."""
     forms = (PTX_DIR / header.replace(".hpp", ".forms.hpp")).read_text()
-    main = (PTX_DIR / header).read_text()
+    main = (PTX_DIR / header.replace(".hpp", ".device.hpp")).read_text()
     struct = re.search(r"struct " + function + r"_table \{(.*?)\n\};", main, re.S)
     assert struct, (header, function)
-    names = opcodes(forms, function)
-    table = re.search(r"table\[\] = \{(.*?)\};", struct.group(1), re.S)
+    width = re.search(r"int width = (\d+);", struct.group(1))
     gates = re.search(r"gates\[\] = \{(.*?)\n    \};", struct.group(1), re.S)
-    assert table and gates, (header, function)
-    entries = [int(x) for x in re.findall(r"\d+", table.group(1))]
+    assert width and gates, (header, function)
+    entries = packed(literal_bytes(struct.group(1), "table"), int(width.group(1)))
+    names = opcodes(forms, function, len(entries))
     assert len(names) == len(entries), (header, function)
     bit = targets().index(TARGET)
     ok_class: dict[int, bool] = {}

@@ -1,8 +1,11 @@
 """C++ emitter for the instruction side: spec -> generated/include/ptxgen/ptx/*.hpp.
 
-Per instruction spec file ``<stem>.yaml`` two headers: ``ptx/<stem>.hpp`` with the
-inline-asm wrappers of every valid form, and ``ptx/<stem>.forms.hpp`` with the asm
-statements of the forms, which ``<stem>.hpp`` includes only where they can be emitted;
+Per instruction spec file ``<stem>.yaml`` three headers: ``ptx/<stem>.hpp`` (what a user
+includes: enums, result structs, traits, and one declaration per wrapper name and operand
+count for the passes that cannot use the forms), ``ptx/<stem>.device.hpp`` with the
+inline-asm wrappers of every valid form and their checks, and ``ptx/<stem>.forms.hpp``
+with the asm statements of the forms; ``<stem>.hpp`` includes the other two only in the
+device passes whose target may have a form, so that no other pass even reads them;
 ``ptxgen/ptx/target.hpp`` has the target detection and the gating helpers, and the
 umbrella ``ptxgen/ptx.hpp`` includes every wrapper header.
 
@@ -24,7 +27,9 @@ declaration per wrapper name and operand count whose operands (``detail::host_ar
 any argument, braced lists too, and whose body returns the wrapper's type: a kernel's
 calls parse there, and the device passes check them against the wrappers
 (``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the wrappers to the host pass too, e.g. for
-an IDE). The wrappers' body, compiled in device passes only:
+an IDE). A device pass whose target has no form of the file sees the same declarations,
+whose body calls the wrapper's refusal (``any_form_error``: it names every target of the
+wrapper's forms). The wrappers' body, compiled in device passes only:
 
 * a ``static_assert`` on each numeric qualifier (N) naming its values, one per rule
   of the spec, with the rule's message, so an invalid combination fails to compile
@@ -55,8 +60,11 @@ constant char array made, from the table, only for the forms a translation unit 
 nvcc / NVRTC 12.5 and later). It is included only in device passes whose target may
 have a form of the file (``PTXGEN_PTX_FAMILY``): an sm_100a pass never reads wgmma's
 asm statements, nor the generic compute_90 pass of an sm_90a build, nor the host pass;
-in such passes the wrappers' checks (static_asserts) are left out too, and a call
-compiles to its refusal.
+in such passes the wrappers are the declarations above, and a call compiles to its
+refusal. The tables (forms, opcode pieces, statement numbers, immediates' formats) are
+string literals (``escape.cpp_bytes``: numbers packed in as few bytes as hold the
+largest): a compiler takes a literal for a small fraction of the cost of an array of
+numbers or of pointers to literals, which its front end evaluates element by element.
 The cost of including a wrapper header is then that of its declarations everywhere
 but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 """
@@ -551,6 +559,17 @@ def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str |
                         f"{describe_targets(targets, names)}_from_ptx_isa_{ver}")
 
 
+def any_form_error(w: Wrapper, targets: Targets, supports: Iterable[Support]) -> str:
+    """The refusal of wrapper ``w`` in a device pass whose target has no form of its file
+    (its one declaration there, like the host pass's, knows no form): named after every
+    target and the earliest PTX ISA version of any of its forms."""
+    sups = list(supports)
+    names = frozenset().union(*(s.targets for s in sups))
+    since = None if any(s.since is None for s in sups) else \
+        min((s.since for s in sups if s.since is not None), key=vkey, default=None)
+    return error_name(w, targets, names, since)
+
+
 class _Wrapper:
     def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
                  select: str | None = None) -> None:
@@ -991,12 +1010,14 @@ class _Wrapper:
             f"generated with (ptxgen generate --select {self.select}); generate them again "
             "with a pattern that selects it") if left_out else None
         entries.sort()
-        rows = [", ".join(str(e[0]) for e in entries[i:i + 8]) for i in range(0, len(entries), 8)]
+        width, data = escape.packed([e[0] for e in entries])
         formats = formats or [""] * len(self.helpers.slots())
         imm_args = ", ".join(imm_refs.values())
-        slot_texts = [f"detail::immediate_text<{escape.ident(f'{fn}_immediates')}, {i}"
+        # the formats NUL-terminated one after another, each slot's taken by its offset
+        offsets = [sum(len(x.encode()) + 1 for x in formats[:i]) for i in range(len(formats))]
+        slot_texts = [f"detail::immediate_text<{escape.ident(f'{fn}_immediates')}, {at}"
                       + (f", {imm_args}>" if imm_args else ">") if fmt else "detail::no_text"
-                      for i, fmt in enumerate(formats)]
+                      for fmt, at in zip(formats, offsets, strict=True)]
         tparams = ["long long PtxgenF"]
         params: list[str] = []
         args: list[str] = []
@@ -1023,7 +1044,8 @@ class _Wrapper:
             else:
                 params.append(f"{a} {pname}")
             args.append(pname)
-        return {"table": escape.ident(f"{fn}_table"), "rows": rows, "count": len(forms),
+        return {"table": escape.ident(f"{fn}_table"), "rows": escape.cpp_bytes(data),
+                "width": width, "count": len(forms),
                 "select_msg": select_msg, "not_selected": NOT_SELECTED,
                 "id": expr, "function": fn, "tparams": ", ".join(tparams),
                 "params": ", ".join(params),
@@ -1033,8 +1055,8 @@ class _Wrapper:
                 "opcode_pieces": escape.ident(f"{fn}_opcode_pieces"),
                 **_opcode_halves([e[1] for e in entries]),
                 "immediates": escape.ident(f"{fn}_immediates"),
-                "immediate_formats": [escape.cpp_str(x) for x in formats] if any(formats)
-                else [],
+                "immediate_formats": escape.cpp_bytes(
+                    b"".join(x.encode() + b"\0" for x in formats)) if any(formats) else [],
                 "slot_texts": slot_texts,
                 "statement_table": escape.ident(f"{fn}_statement"),
                 "statement_texts": [texts.get(e[0]) for e in entries],
@@ -1422,12 +1444,16 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                     selected[id(sup)] = sup
             for sup in supports.values():
                 externs[error_name(w, iset.targets, sup.targets, sup.since)] = None
+            any_error = any_form_error(w, iset.targets, supports.values())
+            externs[any_error] = None
             for sup in selected.values():
                 family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
             _check_distinct(ins, overloads, distinct)
+            for ov in overloads:
+                ov["any_form_error"] = any_error
             for ov in overloads:  # one result struct per function name
                 if ov["result_struct"] and ov["result_struct"]["name"] in structs:
                     ov["result_struct"] = None
@@ -1465,6 +1491,9 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "enums": enums, "helpers": helpers,
             "stem": stem, "family": f"0x{family:x}ull",
             "forms_guard": f"PTXGEN_PTX_{stem.upper()}_FORMS_HPP",
+            "device_guard": f"PTXGEN_PTX_{stem.upper()}_DEVICE_HPP",
+            "device_notice": [escape.cpp_comment_text(x) for x in generated_notice(
+                [rel, "spec/targets.yaml"], "cpp/wrapper_device.hpp.j2")],
             "has_forms": any(f["forms"] for f in functions),
             "forms_notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrapper_forms.hpp.j2")],
@@ -1497,7 +1526,9 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
     """What the host pass declares of the wrappers: one function template per name and
     operand count, whose operands take anything (braced lists too) and whose body only
     returns the wrapper's type. The host compiler never runs device code, and the
-    device passes check every call against the real wrappers."""
+    device passes check every call against the real wrappers. A device pass whose
+    target has no form of the file sees them too, with the wrapper's refusal that names
+    every target of its forms (``any_form_error``) in the body."""
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for f in functions:
         key = (f["name"], len(f["params"]))
@@ -1507,6 +1538,7 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
                if "Ptxgen" in f["ret"] and f.get("qualifier_template") else "auto... PtxgenQ")
         d = out.setdefault(key, {"name": f["name"], "ret": f["ret"], "template": tps,
                                  "params": ", ".join(["detail::host_arg"] * key[1]),
+                                 "refusal": f["any_form_error"],
                                  "body": "" if f["ret"] == "void" else f"return {f['ret']}{{}}; "})
         if d["ret"] != f["ret"]:
             raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
@@ -1518,25 +1550,32 @@ def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:
     """The opcodes of a forms table (each as its instruction name and qualifier texts;
     empty: a form left out of the selection) as two pieces each, a head and a tail, cut
     after the same qualifier in every form where the distinct heads and tails are
-    shortest: the pieces once each, then the two piece numbers of each form."""
+    shortest: the pieces once each (NUL-terminated, one after another), then the offsets
+    of each form's two pieces in them (packed numbers)."""
     width = max((len(p) for p in parts), default=0)
     best: tuple[int, int] = (-1, 0)
+    distinct = set(filter(None, parts))
     for cut in range(1, max(width, 2)):
-        heads = {"".join(p[:cut]) for p in parts if p}
-        tails = {"".join(p[cut:]) for p in parts if p}
-        size = sum(map(len, heads)) + sum(map(len, tails)) + 4 * (len(heads) + len(tails))
+        # the pieces' texts (each once, with its NUL), from the distinct qualifier tuples
+        heads = {"".join(h) for h in {p[:cut] for p in distinct}}
+        tails = {"".join(t) for t in {p[cut:] for p in distinct}}
+        size = sum(map(len, heads)) + sum(map(len, tails)) + len(heads) + len(tails)
         if best[0] < 0 or size < best[0]:
             best = (size, cut)
     cut = best[1]
-    pieces: dict[str, int] = {"": 0}
-    numbers: list[str] = []
+    pieces: dict[str, int] = {"": 0}  # each piece's offset in the NUL-terminated pieces
+    size = 1
+    numbers: list[int] = []
     for p in parts:
         for text in ("".join(p[:cut]), "".join(p[cut:])):
-            numbers.append(str(pieces.setdefault(text, len(pieces))))
-    return {"piece_rows": [", ".join(escape.cpp_str(x) for x in list(pieces)[i:i + 4])
-                           for i in range(0, len(pieces), 4)],
-            "opcode_rows": [", ".join(numbers[i:i + 16]) for i in range(0, len(numbers), 16)],
-            "piece_type": "unsigned char" if len(pieces) <= 256 else "unsigned short"}
+            at = pieces.get(text)
+            if at is None:
+                at = pieces[text] = size
+                size += len(text.encode()) + 1
+            numbers.append(at)
+    width, data = escape.packed(numbers)
+    return {"piece_rows": escape.cpp_bytes(b"".join(x.encode() + b"\0" for x in pieces)),
+            "opcode_rows": escape.cpp_bytes(data), "opcode_width": width}
 
 
 def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1557,13 +1596,14 @@ def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[s
         t["asm"] = g["function"]
         ks = [0 if x is None else g["texts"].setdefault(x, len(g["texts"]))
               for x in t["statement_texts"]]
-        t["statement_rows"] = [", ".join(map(str, ks[i:i + 32])) for i in range(0, len(ks), 32)]
+        t["statement_width"], data = escape.packed(ks)
+        t["statement_rows"] = escape.cpp_bytes(data)
     for f in functions:  # every slot of the group, "" past the form's own
         t = f["forms"]
         if t:
             n = groups[t["params"]]["slots"]
             t["text_args"] = ", ".join([f"detail::opcode_text<{t['opcode_pieces']}, "
-                                        f"{t['opcodes']}, PtxgenF>",
+                                        f"{t['opcodes']}, {t['opcode_width']}, PtxgenF>",
                                         *t["slot_texts"],
                                         *["detail::no_text"] * (n - len(t["slot_texts"]))])
     return [{"function": g["function"], "params": g["params"],
@@ -1645,6 +1685,7 @@ def emit(spec: Spec) -> Files:
         headers.append(f"ptx/{stem}.hpp")
         view = header_view(iset, rel, instrs, spec.select)
         files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
+        files[f"{OUT}/{stem}.device.hpp"] = render("cpp/wrapper_device.hpp.j2", **view)
         if view["has_forms"]:
             files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view,
                                                       old_compiler=OLD_COMPILER)
@@ -1665,6 +1706,9 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
     helpers = _Helpers(ins)
     for w in ins.wrappers:
         wr = _Wrapper(ins, w, helpers)
+        assert ins.targets is not None
+        any_error = any_form_error(w, ins.targets, {id(f.support): f.support
+                                                    for f in wr.forms}.values())
         order = [q for q in sorted(wr.free, key=lambda q: q.optional)]
         values = _Cond(ins, {}, {})
         for f in wr.forms:
@@ -1692,5 +1736,6 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             out[f.key] = {"function": f"{NS}::{escape.ident(w.name + suffix)}",
                           "template_args": targs, "operands": ops, "opcode": f.opcode,
                           "form": f, "error": error_name(w, ins.targets, f.support.targets,
-                                                         f.support.since)}
+                                                         f.support.since),
+                          "any_form_error": any_error}
     return out

@@ -34,46 +34,54 @@ PTXGEN_PTX_DEVICE void clusterlaunchcontrol_asm1(PtxgenA0& ctaid, PtxgenA1 respo
 }
 
 // clusterlaunchcontrol_try_cancel_forms0: the opcode of each form, in the order of clusterlaunchcontrol_try_cancel_forms0_table, as
-// two pieces (their numbers in clusterlaunchcontrol_try_cancel_forms0_opcode_pieces), and the asm statement of
-// clusterlaunchcontrol_asm0 it takes.
-inline constexpr const char* clusterlaunchcontrol_try_cancel_forms0_opcode_pieces[] = {
-    "", "clusterlaunchcontrol.try_cancel.async", ".mbarrier::complete_tx::bytes.b128", ".mbarrier::complete_tx::bytes.multicast::cluster::all.b128",
-    "clusterlaunchcontrol.try_cancel.async.shared::cta",
-};
-inline constexpr unsigned char clusterlaunchcontrol_try_cancel_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short clusterlaunchcontrol_try_cancel_forms0_statement[] = {
-    0, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in clusterlaunchcontrol_try_cancel_forms0_opcode_pieces, at the offsets in
+// clusterlaunchcontrol_try_cancel_forms0_opcode, 1 byte(s) each), and the asm statement of
+// clusterlaunchcontrol_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char clusterlaunchcontrol_try_cancel_forms0_opcode_pieces[] =
+    "\000clusterlaunchcontrol.tr"
+    "y_cancel.async\000.mbarrier"
+    "::complete_tx::bytes.b12"
+    "8\000.mbarrier::complete_tx"
+    "::bytes.multicast::clust"
+    "er::all.b128\000clusterlaun"
+    "chcontrol.try_cancel.asy"
+    "nc.shared::cta\000";
+inline constexpr char clusterlaunchcontrol_try_cancel_forms0_opcode[] =
+    "\001'\001J\205'\205J";
+inline constexpr char clusterlaunchcontrol_try_cancel_forms0_statement[] =
+    "\000\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel_forms0(PtxgenA0 addr, PtxgenA1 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    clusterlaunchcontrol_asm0<clusterlaunchcontrol_try_cancel_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode_pieces, clusterlaunchcontrol_try_cancel_forms0_opcode, PtxgenF>>(addr, mbar);
+    clusterlaunchcontrol_asm0<detail::packed_at<1>(clusterlaunchcontrol_try_cancel_forms0_statement, PtxgenF), detail::opcode_text<clusterlaunchcontrol_try_cancel_forms0_opcode_pieces, clusterlaunchcontrol_try_cancel_forms0_opcode, 1, PtxgenF>>(addr, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0: the opcode of each form, in the order of clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, as
-// two pieces (their numbers in clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces), and the asm statement of
-// clusterlaunchcontrol_asm1 it takes.
-inline constexpr const char* clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces[] = {
-    "", "clusterlaunchcontrol.query_cancel", ".get_first_ctaid::x.b32.b128", ".get_first_ctaid::y.b32.b128",
-    ".get_first_ctaid::z.b32.b128",
-};
-inline constexpr unsigned char clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4,
-};
-inline constexpr unsigned short clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[] = {
-    0, 0, 0,
-};
+// two pieces (NUL-terminated texts in clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces, at the offsets in
+// clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, 1 byte(s) each), and the asm statement of
+// clusterlaunchcontrol_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces[] =
+    "\000clusterlaunchcontrol.qu"
+    "ery_cancel\000.get_first_ct"
+    "aid::x.b32.b128\000.get_fir"
+    "st_ctaid::y.b32.b128\000.ge"
+    "t_first_ctaid::z.b32.b12"
+    "8\000";
+inline constexpr char clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode[] =
+    "\001#\001@\001]";
+inline constexpr char clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[] =
+    "\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0(PtxgenA0& ctaid, PtxgenA1 response) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    clusterlaunchcontrol_asm1<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement[PtxgenF], detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces, clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, PtxgenF>>(ctaid, response);
+    clusterlaunchcontrol_asm1<detail::packed_at<1>(clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_statement, PtxgenF), detail::opcode_text<clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode_pieces, clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_opcode, 1, PtxgenF>>(ctaid, response);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -69,259 +69,15 @@ enum class clusterlaunchcontrol_query_cancel_size : int {
 
 
 namespace detail {
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
-
-PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_addr([[maybe_unused]] clusterlaunchcontrol_try_cancel_space space, [[maybe_unused]] clusterlaunchcontrol_try_cancel_completion completion, [[maybe_unused]] bool multicast, [[maybe_unused]] clusterlaunchcontrol_try_cancel_size size) {
-    if ((space == clusterlaunchcontrol_try_cancel_space::shared_cta)) {
-        return 8;
-    }
-    return 6;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_mbar([[maybe_unused]] clusterlaunchcontrol_try_cancel_space space, [[maybe_unused]] clusterlaunchcontrol_try_cancel_completion completion, [[maybe_unused]] bool multicast, [[maybe_unused]] clusterlaunchcontrol_try_cancel_size size) {
-    if ((space == clusterlaunchcontrol_try_cancel_space::shared_cta)) {
-        return 8;
-    }
-    return 9;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_vec clusterlaunchcontrol_query_cancel_derive_vec([[maybe_unused]] clusterlaunchcontrol_query_cancel_query query) {
-    if ((query == clusterlaunchcontrol_query_cancel_query::is_canceled)) return clusterlaunchcontrol_query_cancel_vec::none;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_x)) return clusterlaunchcontrol_query_cancel_vec::none;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y)) return clusterlaunchcontrol_query_cancel_vec::none;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_z)) return clusterlaunchcontrol_query_cancel_vec::none;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid)) return clusterlaunchcontrol_query_cancel_vec::v4;
-    return clusterlaunchcontrol_query_cancel_vec{};
-}
-
-PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_type clusterlaunchcontrol_query_cancel_derive_type([[maybe_unused]] clusterlaunchcontrol_query_cancel_query query) {
-    if ((query == clusterlaunchcontrol_query_cancel_query::is_canceled)) return clusterlaunchcontrol_query_cancel_type::pred;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_x)) return clusterlaunchcontrol_query_cancel_type::b32;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y)) return clusterlaunchcontrol_query_cancel_type::b32;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_z)) return clusterlaunchcontrol_query_cancel_type::b32;
-    if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid)) return clusterlaunchcontrol_query_cancel_type::b32;
-    return clusterlaunchcontrol_query_cancel_type{};
-}
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffff00ull)
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct clusterlaunchcontrol_query_cancel_ctaids_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct clusterlaunchcontrol_query_cancel_ctaids_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids: the array has PtxgenGiven elements where this form needs PtxgenNeeded (x, y, z of the first CTA of the canceled cluster, and an unused fourth register; 4 registers)");
-    static constexpr bool ok = true;
-};
-#endif
 #endif
 
 }  // namespace detail
-
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of clusterlaunchcontrol_try_cancel: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct clusterlaunchcontrol_try_cancel_forms0_table {
-    static constexpr long long table[] = {
-        0, 257, 512, 769,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffff00ull, 1000, 86},
-        {0x1b6db600ull, 0, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel_forms0(PtxgenA0 addr, PtxgenA1 mbar);
-
-}  // namespace detail
-#endif
-
-/**
- * `clusterlaunchcontrol.try_cancel.async`: request the cancellation of a cluster that has not started (spec: spec/instructions/clusterlaunchcontrol.yaml).
- *
- * Fixed by this wrapper: completion = mbarrier::complete_tx::bytes, size = b128.
- * Template parameters:
- *   PtxgenSpace: space (none, shared::cta). state space of addr and mbar (generic when left out)
- *   PtxgenMulticast: multicast (true / false). write the response in every CTA of the cluster
- * Operands:
- *   addr: where the 16-byte response is written (naturally aligned)
- *   mbar: the mbarrier that tracks the completion
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <clusterlaunchcontrol_try_cancel_space PtxgenSpace = clusterlaunchcontrol_try_cancel_space::none, bool PtxgenMulticast = false>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(
-    detail::reg_t<detail::clusterlaunchcontrol_try_cancel_type_addr(PtxgenSpace, clusterlaunchcontrol_try_cancel_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, clusterlaunchcontrol_try_cancel_size::b128)> addr,
-    detail::reg_t<detail::clusterlaunchcontrol_try_cancel_type_mbar(PtxgenSpace, clusterlaunchcontrol_try_cancel_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, clusterlaunchcontrol_try_cancel_size::b128)> mbar
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::clusterlaunchcontrol_try_cancel_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSpace)), 2, (PtxgenMulticast ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: clusterlaunchcontrol.try_cancel.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::clusterlaunchcontrol_try_cancel_forms0<ptxgen_f::index>(addr, mbar);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-/**
- * `clusterlaunchcontrol.query_cancel`: decode the response of clusterlaunchcontrol.try_cancel (spec: spec/instructions/clusterlaunchcontrol.yaml).
- *
- * Fixed by this wrapper: query = is_canceled, vec = none, type = pred, size = b128.
- * Operands:
- *   canceled: true when the cluster was canceled (returned)
- *   response: the 16-byte response of clusterlaunchcontrol.try_cancel, loaded from shared memory
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(
-    [[maybe_unused]] ::ptxgen::ptx::uint128_t response
-) {
-    std::uint32_t canceled{};
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffff00ull)
-    // clusterlaunchcontrol.query_cancel.is_canceled.pred.b128
-    PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                     asm volatile("{\n\t.reg .pred p;\n\t" "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 " "p, %1;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(canceled) : "q"(response)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
-#endif
-#endif
-    return canceled != 0;
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 3 forms of clusterlaunchcontrol_query_cancel_get_first_ctaid: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table {
-    static constexpr long long table[] = {
-        256, 512, 768,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffff00ull, 1000, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (clusterlaunchcontrol.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0(PtxgenA0& ctaid, PtxgenA1 response);
-
-}  // namespace detail
-#endif
-
-/**
- * `clusterlaunchcontrol.query_cancel`: decode the response of clusterlaunchcontrol.try_cancel (spec: spec/instructions/clusterlaunchcontrol.yaml).
- *
- * Fixed by this wrapper: vec = none, type = b32, size = b128.
- * Template parameters:
- *   PtxgenQuery: query (is_canceled, get_first_ctaid::x, get_first_ctaid::y, get_first_ctaid::z, get_first_ctaid).
- * Operands:
- *   ctaid: the coordinate of the first CTA of the canceled cluster (returned)
- *   response: the 16-byte response of clusterlaunchcontrol.try_cancel, loaded from shared memory
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <clusterlaunchcontrol_query_cancel_query PtxgenQuery>
-PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(
-    ::ptxgen::ptx::uint128_t response
-) {
-    std::uint32_t ctaid{};
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenQuery))>;
-#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid))),
-                  "ptxgen: clusterlaunchcontrol.query_cancel: .get_first_ctaid without a dimension needs .v4");
-    static_assert((!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::is_canceled))),
-                  "ptxgen: clusterlaunchcontrol.query_cancel: .is_canceled gives a .pred");
-    static_assert(!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::is_canceled)),
-                  "ptxgen: clusterlaunchcontrol.query_cancel: operand canceled is required when query = is_canceled");
-    static_assert((PtxgenQuery != clusterlaunchcontrol_query_cancel_query::is_canceled && PtxgenQuery != clusterlaunchcontrol_query_cancel_query::get_first_ctaid),
-                  "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaid is only allowed when query = {get_first_ctaid::x, get_first_ctaid::y, get_first_ctaid::z}");
-    static_assert(!((PtxgenQuery == clusterlaunchcontrol_query_cancel_query::get_first_ctaid)),
-                  "ptxgen: clusterlaunchcontrol.query_cancel: operand ctaids is required when query = get_first_ctaid");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: clusterlaunchcontrol.query_cancel: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::clusterlaunchcontrol_query_cancel_get_first_ctaid_forms0<ptxgen_f::index>(ctaid, response);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-    return ctaid;
-}
-
-/**
- * `clusterlaunchcontrol.query_cancel`: decode the response of clusterlaunchcontrol.try_cancel (spec: spec/instructions/clusterlaunchcontrol.yaml).
- *
- * Fixed by this wrapper: query = get_first_ctaid, vec = v4, type = b32, size = b128.
- * Operands:
- *   ctaids: x, y, z of the first CTA of the canceled cluster, and an unused fourth register
- *   response: the 16-byte response of clusterlaunchcontrol.try_cancel, loaded from shared memory
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(
-    PtxgenElem0 (&ctaids)[PtxgenLength0],
-    ::ptxgen::ptx::uint128_t response
-) {
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the checks, where the target may have a form
-    static_assert(detail::clusterlaunchcontrol_query_cancel_ctaids_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_ctaids_length = 4;
-    static_assert(detail::clusterlaunchcontrol_query_cancel_ctaids_length<ptxgen_ctaids_length == 0 ? PtxgenLength0 : ptxgen_ctaids_length, PtxgenLength0>::ok);
-#endif
-#if PTXGEN_PTX_FAMILY(0x1fffff00ull)
-    // clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128
-    PTXGEN_PTX_GATED(0x1fffff00ull, 1000, 86, detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
-                     asm volatile("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 " "{%0, %1, %2, %3}, %4;" : "=r"(ctaids[0]), "=r"(ctaids[1]), "=r"(ctaids[2]), "=r"(ctaids[3]) : "q"(response)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
-#endif
-#endif
-}
-#else
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(detail::host_arg) { return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(detail::host_arg) { return std::uint32_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { }
-#endif
 
 /**
  * The array operands of clusterlaunchcontrol_query_cancel_get_first_ctaid_v4 for these qualifiers, as array types: declare
@@ -332,7 +88,38 @@ struct clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_operands {
     using ctaids = std::uint32_t[4];
 };
 
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (clusterlaunchcontrol.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffff00ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_clusterlaunchcontrol_try_cancel_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(detail::host_arg) { detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_is_canceled_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(detail::host_arg) { detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(detail::host_arg) { return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(detail::host_arg) { return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { }
+#endif
+#endif
+
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffff00ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "clusterlaunchcontrol.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffff00ull)

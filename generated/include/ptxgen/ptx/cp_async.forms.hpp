@@ -79,191 +79,210 @@ PTXGEN_PTX_DEVICE void cp_async_asm6(PtxgenA0 addr) {
 }
 
 // cp_async_forms0: the opcode of each form, in the order of cp_async_forms0_table, as
-// two pieces (their numbers in cp_async_forms0_opcode_pieces), and the asm statement of
-// cp_async_asm0 it takes.
-inline constexpr const char* cp_async_forms0_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global", ".global.L2::64B",
-    ".global.L2::128B", ".global.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_forms0_opcode_pieces, at the offsets in
+// cp_async_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_forms0_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal\000.global.L2::64B\000.glo"
+    "bal.L2::128B\000.global.L2:"
+    ":256B\000cp.async.ca.shared"
+    "::cta\000cp.async.cg.shared"
+    "\000cp.async.cg.shared::cta"
+    "\000";
+inline constexpr char cp_async_forms0_opcode[] =
+    "\001\024\001\034\001,\001=N\024N\034N,N=f\024f\034f,f="
+    "y\024y\034y,y=";
+inline constexpr char cp_async_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm0<cp_async_forms0_statement[PtxgenF], detail::opcode_text<cp_async_forms0_opcode_pieces, cp_async_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem);
+    cp_async_asm0<detail::packed_at<1>(cp_async_forms0_statement, PtxgenF), detail::opcode_text<cp_async_forms0_opcode_pieces, cp_async_forms0_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_forms1: the opcode of each form, in the order of cp_async_forms1_table, as
-// two pieces (their numbers in cp_async_forms1_opcode_pieces), and the asm statement of
-// cp_async_asm1 it takes.
-inline constexpr const char* cp_async_forms1_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global.L2::cache_hint", ".global.L2::cache_hint.L2::64B",
-    ".global.L2::cache_hint.L2::128B", ".global.L2::cache_hint.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_forms1_opcode_pieces, at the offsets in
+// cp_async_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_forms1_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal.L2::cache_hint\000.glob"
+    "al.L2::cache_hint.L2::64"
+    "B\000.global.L2::cache_hint"
+    ".L2::128B\000.global.L2::ca"
+    "che_hint.L2::256B\000cp.asy"
+    "nc.ca.shared::cta\000cp.asy"
+    "nc.cg.shared\000cp.async.cg"
+    ".shared::cta\000";
+inline constexpr char cp_async_forms1_opcode[] =
+    "\001\024\001+\001J\001j\212\024\212+\212J\212j\242\024\242+\242J\242j"
+    "\265\024\265+\265J\265j";
+inline constexpr char cp_async_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm1<cp_async_forms1_statement[PtxgenF], detail::opcode_text<cp_async_forms1_opcode_pieces, cp_async_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, cache_policy);
+    cp_async_asm1<detail::packed_at<1>(cp_async_forms1_statement, PtxgenF), detail::opcode_text<cp_async_forms1_opcode_pieces, cp_async_forms1_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_src_size_forms0: the opcode of each form, in the order of cp_async_src_size_forms0_table, as
-// two pieces (their numbers in cp_async_src_size_forms0_opcode_pieces), and the asm statement of
-// cp_async_asm2 it takes.
-inline constexpr const char* cp_async_src_size_forms0_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global", ".global.L2::64B",
-    ".global.L2::128B", ".global.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_src_size_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_src_size_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_src_size_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_src_size_forms0_opcode_pieces, at the offsets in
+// cp_async_src_size_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_src_size_forms0_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal\000.global.L2::64B\000.glo"
+    "bal.L2::128B\000.global.L2:"
+    ":256B\000cp.async.ca.shared"
+    "::cta\000cp.async.cg.shared"
+    "\000cp.async.cg.shared::cta"
+    "\000";
+inline constexpr char cp_async_src_size_forms0_opcode[] =
+    "\001\024\001\034\001,\001=N\024N\034N,N=f\024f\034f,f="
+    "y\024y\034y,y=";
+inline constexpr char cp_async_src_size_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_src_size_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm2<cp_async_src_size_forms0_statement[PtxgenF], detail::opcode_text<cp_async_src_size_forms0_opcode_pieces, cp_async_src_size_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_src_size_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size);
+    cp_async_asm2<detail::packed_at<1>(cp_async_src_size_forms0_statement, PtxgenF), detail::opcode_text<cp_async_src_size_forms0_opcode_pieces, cp_async_src_size_forms0_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_src_size_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_src_size_forms1: the opcode of each form, in the order of cp_async_src_size_forms1_table, as
-// two pieces (their numbers in cp_async_src_size_forms1_opcode_pieces), and the asm statement of
-// cp_async_asm3 it takes.
-inline constexpr const char* cp_async_src_size_forms1_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global.L2::cache_hint", ".global.L2::cache_hint.L2::64B",
-    ".global.L2::cache_hint.L2::128B", ".global.L2::cache_hint.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_src_size_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_src_size_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_src_size_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_src_size_forms1_opcode_pieces, at the offsets in
+// cp_async_src_size_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_src_size_forms1_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal.L2::cache_hint\000.glob"
+    "al.L2::cache_hint.L2::64"
+    "B\000.global.L2::cache_hint"
+    ".L2::128B\000.global.L2::ca"
+    "che_hint.L2::256B\000cp.asy"
+    "nc.ca.shared::cta\000cp.asy"
+    "nc.cg.shared\000cp.async.cg"
+    ".shared::cta\000";
+inline constexpr char cp_async_src_size_forms1_opcode[] =
+    "\001\024\001+\001J\001j\212\024\212+\212J\212j\242\024\242+\242J\242j"
+    "\265\024\265+\265J\265j";
+inline constexpr char cp_async_src_size_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_src_size_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_src_size_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 src_size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm3<cp_async_src_size_forms1_statement[PtxgenF], detail::opcode_text<cp_async_src_size_forms1_opcode_pieces, cp_async_src_size_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_src_size_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size, cache_policy);
+    cp_async_asm3<detail::packed_at<1>(cp_async_src_size_forms1_statement, PtxgenF), detail::opcode_text<cp_async_src_size_forms1_opcode_pieces, cp_async_src_size_forms1_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_src_size_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, src_size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_ignore_src_forms0: the opcode of each form, in the order of cp_async_ignore_src_forms0_table, as
-// two pieces (their numbers in cp_async_ignore_src_forms0_opcode_pieces), and the asm statement of
-// cp_async_asm4 it takes.
-inline constexpr const char* cp_async_ignore_src_forms0_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global", ".global.L2::64B",
-    ".global.L2::128B", ".global.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_ignore_src_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_ignore_src_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_ignore_src_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_ignore_src_forms0_opcode_pieces, at the offsets in
+// cp_async_ignore_src_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_ignore_src_forms0_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal\000.global.L2::64B\000.glo"
+    "bal.L2::128B\000.global.L2:"
+    ":256B\000cp.async.ca.shared"
+    "::cta\000cp.async.cg.shared"
+    "\000cp.async.cg.shared::cta"
+    "\000";
+inline constexpr char cp_async_ignore_src_forms0_opcode[] =
+    "\001\024\001\034\001,\001=N\024N\034N,N=f\024f\034f,f="
+    "y\024y\034y,y=";
+inline constexpr char cp_async_ignore_src_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_ignore_src_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm4<cp_async_ignore_src_forms0_statement[PtxgenF], detail::opcode_text<cp_async_ignore_src_forms0_opcode_pieces, cp_async_ignore_src_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src);
+    cp_async_asm4<detail::packed_at<1>(cp_async_ignore_src_forms0_statement, PtxgenF), detail::opcode_text<cp_async_ignore_src_forms0_opcode_pieces, cp_async_ignore_src_forms0_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms0_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_ignore_src_forms1: the opcode of each form, in the order of cp_async_ignore_src_forms1_table, as
-// two pieces (their numbers in cp_async_ignore_src_forms1_opcode_pieces), and the asm statement of
-// cp_async_asm5 it takes.
-inline constexpr const char* cp_async_ignore_src_forms1_opcode_pieces[] = {
-    "", "cp.async.ca.shared", ".global.L2::cache_hint", ".global.L2::cache_hint.L2::64B",
-    ".global.L2::cache_hint.L2::128B", ".global.L2::cache_hint.L2::256B", "cp.async.ca.shared::cta", "cp.async.cg.shared",
-    "cp.async.cg.shared::cta",
-};
-inline constexpr unsigned char cp_async_ignore_src_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* cp_async_ignore_src_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short cp_async_ignore_src_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_ignore_src_forms1_opcode_pieces, at the offsets in
+// cp_async_ignore_src_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_ignore_src_forms1_opcode_pieces[] =
+    "\000cp.async.ca.shared\000.glo"
+    "bal.L2::cache_hint\000.glob"
+    "al.L2::cache_hint.L2::64"
+    "B\000.global.L2::cache_hint"
+    ".L2::128B\000.global.L2::ca"
+    "che_hint.L2::256B\000cp.asy"
+    "nc.ca.shared::cta\000cp.asy"
+    "nc.cg.shared\000cp.async.cg"
+    ".shared::cta\000";
+inline constexpr char cp_async_ignore_src_forms1_opcode[] =
+    "\001\024\001+\001J\001j\212\024\212+\212J\212j\242\024\242+\242J\242j"
+    "\265\024\265+\265J\265j";
+inline constexpr char cp_async_ignore_src_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char cp_async_ignore_src_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenCpSize, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 ignore_src, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm5<cp_async_ignore_src_forms1_statement[PtxgenF], detail::opcode_text<cp_async_ignore_src_forms1_opcode_pieces, cp_async_ignore_src_forms1_opcode, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src, cache_policy);
+    cp_async_asm5<detail::packed_at<1>(cp_async_ignore_src_forms1_statement, PtxgenF), detail::opcode_text<cp_async_ignore_src_forms1_opcode_pieces, cp_async_ignore_src_forms1_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_ignore_src_forms1_immediates, 0, PtxgenCpSize>>(dst_mem, src_mem, ignore_src, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_mbarrier_arrive_forms0: the opcode of each form, in the order of cp_async_mbarrier_arrive_forms0_table, as
-// two pieces (their numbers in cp_async_mbarrier_arrive_forms0_opcode_pieces), and the asm statement of
-// cp_async_asm6 it takes.
-inline constexpr const char* cp_async_mbarrier_arrive_forms0_opcode_pieces[] = {
-    "", "cp.async.mbarrier.arrive", ".b64", ".shared.b64",
-    ".shared::cta.b64", "cp.async.mbarrier.arrive.noinc",
-};
-inline constexpr unsigned char cp_async_mbarrier_arrive_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short cp_async_mbarrier_arrive_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in cp_async_mbarrier_arrive_forms0_opcode_pieces, at the offsets in
+// cp_async_mbarrier_arrive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_mbarrier_arrive_forms0_opcode_pieces[] =
+    "\000cp.async.mbarrier.arriv"
+    "e\000.b64\000.shared.b64\000.shar"
+    "ed::cta.b64\000cp.async.mba"
+    "rrier.arrive.noinc\000";
+inline constexpr char cp_async_mbarrier_arrive_forms0_opcode[] =
+    "\001\032\001\037\001+<\032<\037<+";
+inline constexpr char cp_async_mbarrier_arrive_forms0_statement[] =
+    "\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_asm6<cp_async_mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<cp_async_mbarrier_arrive_forms0_opcode_pieces, cp_async_mbarrier_arrive_forms0_opcode, PtxgenF>>(addr);
+    cp_async_asm6<detail::packed_at<1>(cp_async_mbarrier_arrive_forms0_statement, PtxgenF), detail::opcode_text<cp_async_mbarrier_arrive_forms0_opcode_pieces, cp_async_mbarrier_arrive_forms0_opcode, 1, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -135,391 +135,480 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_asm12() {
 }
 
 // cp_async_bulk_forms0: the opcode of each form, in the order of cp_async_bulk_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm0 it takes.
-inline constexpr const char* cp_async_bulk_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
-    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-};
-inline constexpr unsigned char cp_async_bulk_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
-};
-inline constexpr unsigned short cp_async_bulk_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "ta.global.mbarrier::comp"
+    "lete_tx::bytes\000.mbarrier"
+    "::report::disabled\000.mbar"
+    "rier::report::validity::"
+    "per_16bytes::8\000.mbarrier"
+    "::report::validity::per_"
+    "16bytes::80\000.mbarrier::r"
+    "eport::validity::per_16b"
+    "ytes::8000\000.mbarrier::re"
+    "port::validity::per_16by"
+    "tes::80000000\000.mbarrier:"
+    ":report::validity::per_e"
+    "lement::ff\000cp.async.bulk"
+    ".shared::cluster.global."
+    "mbarrier::complete_tx::b"
+    "ytes\000";
+inline constexpr char cp_async_bulk_forms0_opcode[] =
+    "\001\000\000\000\001\000\?\000\001\000[\000\001\000\207\000\001\000\264\000\001\000\343\000"
+    "\001\000\026\001C\001\000\000C\001\?\000C\001[\000C\001\207\000C\001\264\000"
+    "C\001\343\000C\001\026\001";
+inline constexpr char cp_async_bulk_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm0<cp_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms0_opcode_pieces, cp_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
+    cp_async_bulk_asm0<detail::packed_at<1>(cp_async_bulk_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_forms0_opcode_pieces, cp_async_bulk_forms0_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_forms1: the opcode of each form, in the order of cp_async_bulk_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm1 it takes.
-inline constexpr const char* cp_async_bulk_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
-    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint",
-};
-inline constexpr unsigned char cp_async_bulk_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
-};
-inline constexpr unsigned short cp_async_bulk_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "ta.global.mbarrier::comp"
+    "lete_tx::bytes.L2::cache"
+    "_hint\000.mbarrier::report:"
+    ":disabled\000.mbarrier::rep"
+    "ort::validity::per_16byt"
+    "es::8\000.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "80\000.mbarrier::report::va"
+    "lidity::per_16bytes::800"
+    "0\000.mbarrier::report::val"
+    "idity::per_16bytes::8000"
+    "0000\000.mbarrier::report::"
+    "validity::per_element::f"
+    "f\000cp.async.bulk.shared::"
+    "cluster.global.mbarrier:"
+    ":complete_tx::bytes.L2::"
+    "cache_hint\000";
+inline constexpr char cp_async_bulk_forms1_opcode[] =
+    "\001\000\000\000\001\000N\000\001\000j\000\001\000\226\000\001\000\303\000\001\000\362\000"
+    "\001\000%\001R\001\000\000R\001N\000R\001j\000R\001\226\000R\001\303\000"
+    "R\001\362\000R\001%\001";
+inline constexpr char cp_async_bulk_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm1<cp_async_bulk_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_forms1_opcode_pieces, cp_async_bulk_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cache_policy);
+    cp_async_bulk_asm1<detail::packed_at<1>(cp_async_bulk_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_forms1_opcode_pieces, cp_async_bulk_forms1_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_multicast_cluster_forms0: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_multicast_cluster_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm2 it takes.
-inline constexpr const char* cp_async_bulk_multicast_cluster_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
-    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b",
-};
-inline constexpr unsigned char cp_async_bulk_multicast_cluster_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
-};
-inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_multicast_cluster_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_multicast_cluster_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_multicast_cluster_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "luster.global.mbarrier::"
+    "complete_tx::bytes.multi"
+    "cast::cluster\000.mbarrier:"
+    ":report::disabled\000.mbarr"
+    "ier::report::validity::p"
+    "er_16bytes::8\000.mbarrier:"
+    ":report::validity::per_1"
+    "6bytes::80\000.mbarrier::re"
+    "port::validity::per_16by"
+    "tes::8000\000.mbarrier::rep"
+    "ort::validity::per_16byt"
+    "es::80000000\000.mbarrier::"
+    "report::validity::per_el"
+    "ement::ff\000cp.async.bulk."
+    "shared::cluster.global.m"
+    "barrier::complete_tx::by"
+    "tes.multicast::cluster::"
+    "32b\000";
+inline constexpr char cp_async_bulk_multicast_cluster_forms0_opcode[] =
+    "\001\000\000\000\001\000V\000\001\000r\000\001\000\236\000\001\000\313\000\001\000\372\000"
+    "\001\000-\001Z\001\000\000Z\001V\000Z\001r\000Z\001\236\000Z\001\313\000"
+    "Z\001\372\000Z\001-\001";
+inline constexpr char cp_async_bulk_multicast_cluster_forms0_statement[] =
+    "\000\000\000\000\000\000\000\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm2<cp_async_bulk_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode_pieces, cp_async_bulk_multicast_cluster_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask);
+    cp_async_bulk_asm2<detail::packed_at<1>(cp_async_bulk_multicast_cluster_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_multicast_cluster_forms0_opcode_pieces, cp_async_bulk_multicast_cluster_forms0_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_multicast_cluster_forms1: the opcode of each form, in the order of cp_async_bulk_multicast_cluster_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_multicast_cluster_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm3 it takes.
-inline constexpr const char* cp_async_bulk_multicast_cluster_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::report::disabled", ".mbarrier::report::validity::per_16bytes::8",
-    ".mbarrier::report::validity::per_16bytes::80", ".mbarrier::report::validity::per_16bytes::8000", ".mbarrier::report::validity::per_16bytes::80000000", ".mbarrier::report::validity::per_element::ff",
-    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint",
-};
-inline constexpr unsigned char cp_async_bulk_multicast_cluster_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7,
-};
-inline constexpr unsigned short cp_async_bulk_multicast_cluster_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_multicast_cluster_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_multicast_cluster_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_multicast_cluster_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "luster.global.mbarrier::"
+    "complete_tx::bytes.multi"
+    "cast::cluster.L2::cache_"
+    "hint\000.mbarrier::report::"
+    "disabled\000.mbarrier::repo"
+    "rt::validity::per_16byte"
+    "s::8\000.mbarrier::report::"
+    "validity::per_16bytes::8"
+    "0\000.mbarrier::report::val"
+    "idity::per_16bytes::8000"
+    "\000.mbarrier::report::vali"
+    "dity::per_16bytes::80000"
+    "000\000.mbarrier::report::v"
+    "alidity::per_element::ff"
+    "\000cp.async.bulk.shared::c"
+    "luster.global.mbarrier::"
+    "complete_tx::bytes.multi"
+    "cast::cluster::32b.L2::c"
+    "ache_hint\000";
+inline constexpr char cp_async_bulk_multicast_cluster_forms1_opcode[] =
+    "\001\000\000\000\001\000e\000\001\000\201\000\001\000\255\000\001\000\332\000\001\000\011\001"
+    "\001\000<\001i\001\000\000i\001e\000i\001\201\000i\001\255\000i\001\332\000"
+    "i\001\011\001i\001<\001";
+inline constexpr char cp_async_bulk_multicast_cluster_forms1_statement[] =
+    "\000\000\000\000\000\000\000\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm3<cp_async_bulk_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode_pieces, cp_async_bulk_multicast_cluster_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
+    cp_async_bulk_asm3<detail::packed_at<1>(cp_async_bulk_multicast_cluster_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_multicast_cluster_forms1_opcode_pieces, cp_async_bulk_multicast_cluster_forms1_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_ignore_oob_forms0: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_ignore_oob_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm4 it takes.
-inline constexpr const char* cp_async_bulk_ignore_oob_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob", ".mbarrier::report::disabled",
-};
-inline constexpr unsigned char cp_async_bulk_ignore_oob_forms0_opcode[] = {
-    1, 0, 1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_ignore_oob_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_ignore_oob_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_ignore_oob_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_ignore_oob_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "ta.global.mbarrier::comp"
+    "lete_tx::bytes.ignore_oo"
+    "b\000.mbarrier::report::dis"
+    "abled\000";
+inline constexpr char cp_async_bulk_ignore_oob_forms0_opcode[] =
+    "\001\000\001J";
+inline constexpr char cp_async_bulk_ignore_oob_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm4<cp_async_bulk_ignore_oob_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode_pieces, cp_async_bulk_ignore_oob_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    cp_async_bulk_asm4<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode_pieces, cp_async_bulk_ignore_oob_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_ignore_oob_forms1: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_ignore_oob_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm5 it takes.
-inline constexpr const char* cp_async_bulk_ignore_oob_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob.L2::cache_hint", ".mbarrier::report::disabled",
-};
-inline constexpr unsigned char cp_async_bulk_ignore_oob_forms1_opcode[] = {
-    1, 0, 1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_ignore_oob_forms1_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_ignore_oob_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_ignore_oob_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_ignore_oob_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.shared::c"
+    "ta.global.mbarrier::comp"
+    "lete_tx::bytes.ignore_oo"
+    "b.L2::cache_hint\000.mbarri"
+    "er::report::disabled\000";
+inline constexpr char cp_async_bulk_ignore_oob_forms1_opcode[] =
+    "\001\000\001Y";
+inline constexpr char cp_async_bulk_ignore_oob_forms1_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm5<cp_async_bulk_ignore_oob_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode_pieces, cp_async_bulk_ignore_oob_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    cp_async_bulk_asm5<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode_pieces, cp_async_bulk_ignore_oob_forms1_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_to_global_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm6 it takes.
-inline constexpr const char* cp_async_bulk_to_global_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk", ".global.shared::cta.bulk_group",
-};
-inline constexpr unsigned char cp_async_bulk_to_global_forms0_opcode[] = {
-    1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_to_global_forms0_statement[] = {
-    0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_to_global_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_to_global_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_to_global_forms0_opcode_pieces[] =
+    "\000cp.async.bulk\000.global.s"
+    "hared::cta.bulk_group\000";
+inline constexpr char cp_async_bulk_to_global_forms0_opcode[] =
+    "\001\017";
+inline constexpr char cp_async_bulk_to_global_forms0_statement[] =
+    "\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm6<cp_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms0_opcode_pieces, cp_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
+    cp_async_bulk_asm6<detail::packed_at<1>(cp_async_bulk_to_global_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_to_global_forms0_opcode_pieces, cp_async_bulk_to_global_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_to_global_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm7 it takes.
-inline constexpr const char* cp_async_bulk_to_global_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk", ".global.shared::cta.bulk_group.L2::cache_hint",
-};
-inline constexpr unsigned char cp_async_bulk_to_global_forms1_opcode[] = {
-    1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_to_global_forms1_statement[] = {
-    0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_to_global_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_to_global_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_to_global_forms1_opcode_pieces[] =
+    "\000cp.async.bulk\000.global.s"
+    "hared::cta.bulk_group.L2"
+    "::cache_hint\000";
+inline constexpr char cp_async_bulk_to_global_forms1_opcode[] =
+    "\001\017";
+inline constexpr char cp_async_bulk_to_global_forms1_statement[] =
+    "\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm7<cp_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_forms1_opcode_pieces, cp_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
+    cp_async_bulk_asm7<detail::packed_at<1>(cp_async_bulk_to_global_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_to_global_forms1_opcode_pieces, cp_async_bulk_to_global_forms1_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_cp_mask_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm8 it takes.
-inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk", ".global.shared::cta.bulk_group.cp_mask",
-};
-inline constexpr unsigned char cp_async_bulk_to_global_cp_mask_forms0_opcode[] = {
-    1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms0_statement[] = {
-    0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_to_global_cp_mask_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces[] =
+    "\000cp.async.bulk\000.global.s"
+    "hared::cta.bulk_group.cp"
+    "_mask\000";
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_opcode[] =
+    "\001\017";
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_statement[] =
+    "\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm8<cp_async_bulk_to_global_cp_mask_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, byte_mask);
+    cp_async_bulk_asm8<detail::packed_at<1>(cp_async_bulk_to_global_cp_mask_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_to_global_cp_mask_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm9 it takes.
-inline constexpr const char* cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk", ".global.shared::cta.bulk_group.L2::cache_hint.cp_mask",
-};
-inline constexpr unsigned char cp_async_bulk_to_global_cp_mask_forms1_opcode[] = {
-    1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_to_global_cp_mask_forms1_statement[] = {
-    0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_to_global_cp_mask_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces[] =
+    "\000cp.async.bulk\000.global.s"
+    "hared::cta.bulk_group.L2"
+    "::cache_hint.cp_mask\000";
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_opcode[] =
+    "\001\017";
+inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_statement[] =
+    "\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm9<cp_async_bulk_to_global_cp_mask_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy, byte_mask);
+    cp_async_bulk_asm9<detail::packed_at<1>(cp_async_bulk_to_global_cp_mask_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces, cp_async_bulk_to_global_cp_mask_forms1_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, cache_policy, byte_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm10 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.L2.global", ".L2::evict_last",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_forms0_opcode[] = {
-    1, 0, 1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "L2.global\000.L2::evict_las"
+    "t\000";
+inline constexpr char cp_async_bulk_prefetch_forms0_opcode[] =
+    "\001\000\001\"";
+inline constexpr char cp_async_bulk_prefetch_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms0(PtxgenA0 src_mem, PtxgenA1 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm10<cp_async_bulk_prefetch_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode_pieces, cp_async_bulk_prefetch_forms0_opcode, PtxgenF>>(src_mem, size);
+    cp_async_bulk_asm10<detail::packed_at<1>(cp_async_bulk_prefetch_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_forms0_opcode_pieces, cp_async_bulk_prefetch_forms0_opcode, 1, PtxgenF>>(src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm11 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch", ".L2.global.L2::cache_hint",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_forms1_opcode[] = {
-    1, 2,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_forms1_statement[] = {
-    0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch\000"
+    ".L2.global.L2::cache_hin"
+    "t\000";
+inline constexpr char cp_async_bulk_prefetch_forms1_opcode[] =
+    "\001\030";
+inline constexpr char cp_async_bulk_prefetch_forms1_statement[] =
+    "\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 size, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm11<cp_async_bulk_prefetch_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode_pieces, cp_async_bulk_prefetch_forms1_opcode, PtxgenF>>(src_mem, size, cache_policy);
+    cp_async_bulk_asm11<detail::packed_at<1>(cp_async_bulk_prefetch_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_forms1_opcode_pieces, cp_async_bulk_prefetch_forms1_opcode, 1, PtxgenF>>(src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm0 it takes.
-inline constexpr const char* cp_reduce_async_bulk_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes", ".add.u32", ".add.s32",
-    ".add.u64", ".min.u32", ".min.s32", ".max.u32",
-    ".max.s32", ".inc.u32", ".dec.u32", ".and.b32",
-    ".or.b32", ".xor.b32",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_forms0_statement[] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.sh"
+    "ared::cluster.shared::ct"
+    "a.mbarrier::complete_tx:"
+    ":bytes\000.add.u32\000.add.s32"
+    "\000.add.u64\000.min.u32\000.min."
+    "s32\000.max.u32\000.max.s32\000.i"
+    "nc.u32\000.dec.u32\000.and.b32"
+    "\000.or.b32\000.xor.b32\000";
+inline constexpr char cp_reduce_async_bulk_forms0_opcode[] =
+    "\001O\001X\001a\001j\001s\001|\001\205\001\216\001\227\001\240\001\251\001\261";
+inline constexpr char cp_reduce_async_bulk_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm0<cp_reduce_async_bulk_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_forms0_opcode_pieces, cp_reduce_async_bulk_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size, mbar);
+    cp_async_bulk_asm0<detail::packed_at<1>(cp_reduce_async_bulk_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_forms0_opcode_pieces, cp_reduce_async_bulk_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_to_global_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_to_global_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm6 it takes.
-inline constexpr const char* cp_reduce_async_bulk_to_global_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.global.shared::cta.bulk_group", ".add.u32", ".add.s32",
-    ".add.u64", ".add.noftz.f16", ".add.noftz.bf16", ".add.f32",
-    ".add.noftz.f32", ".add.f64", ".min.u32", ".min.s32",
-    ".min.u64", ".min.s64", ".min.f16", ".min.bf16",
-    ".max.u32", ".max.s32", ".max.u64", ".max.s64",
-    ".max.f16", ".max.bf16", ".inc.u32", ".dec.u32",
-    ".and.b32", ".and.b64", ".or.b32", ".or.b64",
-    ".xor.b32", ".xor.b64",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_to_global_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
-    1, 26, 1, 27, 1, 28, 1, 29,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_to_global_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_to_global_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_to_global_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.gl"
+    "obal.shared::cta.bulk_gr"
+    "oup\000.add.u32\000.add.s32\000.a"
+    "dd.u64\000.add.noftz.f16\000.a"
+    "dd.noftz.bf16\000.add.f32\000."
+    "add.noftz.f32\000.add.f64\000."
+    "min.u32\000.min.s32\000.min.u6"
+    "4\000.min.s64\000.min.f16\000.min"
+    ".bf16\000.max.u32\000.max.s32\000"
+    ".max.u64\000.max.s64\000.max.f"
+    "16\000.max.bf16\000.inc.u32\000.d"
+    "ec.u32\000.and.b32\000.and.b64"
+    "\000.or.b32\000.or.b64\000.xor.b3"
+    "2\000.xor.b64\000";
+inline constexpr char cp_reduce_async_bulk_to_global_forms0_opcode[] =
+    "\001\0004\000\001\000=\000\001\000F\000\001\000O\000\001\000^\000\001\000n\000"
+    "\001\000w\000\001\000\206\000\001\000\217\000\001\000\230\000\001\000\241\000\001\000\252\000"
+    "\001\000\263\000\001\000\274\000\001\000\306\000\001\000\317\000\001\000\330\000\001\000\341\000"
+    "\001\000\352\000\001\000\363\000\001\000\375\000\001\000\006\001\001\000\017\001\001\000\030\001"
+    "\001\000!\001\001\000)\001\001\0001\001\001\000:\001";
+inline constexpr char cp_reduce_async_bulk_to_global_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm6<cp_reduce_async_bulk_to_global_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode_pieces, cp_reduce_async_bulk_to_global_forms0_opcode, PtxgenF>>(dst_mem, src_mem, size);
+    cp_async_bulk_asm6<detail::packed_at<1>(cp_reduce_async_bulk_to_global_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_to_global_forms0_opcode_pieces, cp_reduce_async_bulk_to_global_forms0_opcode, 2, PtxgenF>>(dst_mem, src_mem, size);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_to_global_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_to_global_forms1_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_to_global_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm7 it takes.
-inline constexpr const char* cp_reduce_async_bulk_to_global_forms1_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint", ".add.u32", ".add.s32",
-    ".add.u64", ".add.noftz.f16", ".add.noftz.bf16", ".add.f32",
-    ".add.noftz.f32", ".add.f64", ".min.u32", ".min.s32",
-    ".min.u64", ".min.s64", ".min.f16", ".min.bf16",
-    ".max.u32", ".max.s32", ".max.u64", ".max.s64",
-    ".max.f16", ".max.bf16", ".inc.u32", ".dec.u32",
-    ".and.b32", ".and.b64", ".or.b32", ".or.b64",
-    ".xor.b32", ".xor.b64",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_to_global_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
-    1, 26, 1, 27, 1, 28, 1, 29,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_to_global_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_to_global_forms1_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_to_global_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_to_global_forms1_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.gl"
+    "obal.shared::cta.bulk_gr"
+    "oup.L2::cache_hint\000.add."
+    "u32\000.add.s32\000.add.u64\000.a"
+    "dd.noftz.f16\000.add.noftz."
+    "bf16\000.add.f32\000.add.noftz"
+    ".f32\000.add.f64\000.min.u32\000."
+    "min.s32\000.min.u64\000.min.s6"
+    "4\000.min.f16\000.min.bf16\000.ma"
+    "x.u32\000.max.s32\000.max.u64\000"
+    ".max.s64\000.max.f16\000.max.b"
+    "f16\000.inc.u32\000.dec.u32\000.a"
+    "nd.b32\000.and.b64\000.or.b32\000"
+    ".or.b64\000.xor.b32\000.xor.b6"
+    "4\000";
+inline constexpr char cp_reduce_async_bulk_to_global_forms1_opcode[] =
+    "\001\000C\000\001\000L\000\001\000U\000\001\000^\000\001\000m\000\001\000}\000"
+    "\001\000\206\000\001\000\225\000\001\000\236\000\001\000\247\000\001\000\260\000\001\000\271\000"
+    "\001\000\302\000\001\000\313\000\001\000\325\000\001\000\336\000\001\000\347\000\001\000\360\000"
+    "\001\000\371\000\001\000\002\001\001\000\014\001\001\000\025\001\001\000\036\001\001\000'\001"
+    "\001\0000\001\001\0008\001\001\000@\001\001\000I\001";
+inline constexpr char cp_reduce_async_bulk_to_global_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm7<cp_reduce_async_bulk_to_global_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode_pieces, cp_reduce_async_bulk_to_global_forms1_opcode, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
+    cp_async_bulk_asm7<detail::packed_at<1>(cp_reduce_async_bulk_to_global_forms1_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_to_global_forms1_opcode_pieces, cp_reduce_async_bulk_to_global_forms1_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_wait_group_forms0: the opcode of each form, in the order of cp_async_bulk_wait_group_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_wait_group_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_asm12 it takes.
-inline constexpr const char* cp_async_bulk_wait_group_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.wait_group", ".read",
-};
-inline constexpr unsigned char cp_async_bulk_wait_group_forms0_opcode[] = {
-    1, 0, 1, 2,
-};
-inline constexpr const char* cp_async_bulk_wait_group_forms0_immediates[] = {
-    "%0",
-};
-inline constexpr unsigned short cp_async_bulk_wait_group_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_wait_group_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_wait_group_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_wait_group_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.wait_grou"
+    "p\000.read\000";
+inline constexpr char cp_async_bulk_wait_group_forms0_opcode[] =
+    "\001\000\001\032";
+inline constexpr char cp_async_bulk_wait_group_forms0_immediates[] =
+    "%0\000";
+inline constexpr char cp_async_bulk_wait_group_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, long long PtxgenN>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm12<cp_async_bulk_wait_group_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode_pieces, cp_async_bulk_wait_group_forms0_opcode, PtxgenF>, detail::immediate_text<cp_async_bulk_wait_group_forms0_immediates, 0, PtxgenN>>();
+    cp_async_bulk_asm12<detail::packed_at<1>(cp_async_bulk_wait_group_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_wait_group_forms0_opcode_pieces, cp_async_bulk_wait_group_forms0_opcode, 1, PtxgenF>, detail::immediate_text<cp_async_bulk_wait_group_forms0_immediates, 0, PtxgenN>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -366,956 +366,1701 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm27(PtxgenA0 tensor_map, const Ptx
 }
 
 // cp_async_bulk_tensor_load_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm0 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster.global", ".mbarrier::complete_tx::bytes", ".mbarrier::complete_tx::bytes.cta_group::1",
-    ".mbarrier::complete_tx::bytes.cta_group::2", ".tile.mbarrier::complete_tx::bytes", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8",
-    ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::8000", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.mbarrier::report::validity::per_element::ff",
-    ".tile.mbarrier::complete_tx::bytes.cta_group::1", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80",
-    ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::8000", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.cta_group::1.mbarrier::report::validity::per_element::ff", ".tile.mbarrier::complete_tx::bytes.cta_group::2",
-    ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::disabled", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::8000",
-    ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", ".tile.mbarrier::complete_tx::bytes.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.1d.shared::cta.global", "cp.async.bulk.tensor.2d.shared::cluster.global",
-    ".tile::gather4.mbarrier::complete_tx::bytes", ".tile::gather4.mbarrier::complete_tx::bytes.cta_group::1", ".tile::gather4.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.2d.shared::cta.global",
-    "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.3d.shared::cta.global", "cp.async.bulk.tensor.4d.shared::cluster.global", "cp.async.bulk.tensor.4d.shared::cta.global",
-    "cp.async.bulk.tensor.5d.shared::cluster.global", "cp.async.bulk.tensor.5d.shared::cta.global",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    1, 18, 1, 19, 1, 20, 1, 21, 1, 22, 1, 23, 1, 24, 1, 25,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 26, 11, 26, 12, 26, 13, 26, 14, 26, 15, 26, 16, 26, 17,
-    26, 18, 26, 19, 26, 20, 26, 21, 26, 22, 26, 23, 26, 24, 26, 25,
-    27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8, 27, 9,
-    27, 10, 27, 11, 27, 12, 27, 13, 27, 14, 27, 15, 27, 16, 27, 17,
-    27, 18, 27, 19, 27, 20, 27, 21, 27, 22, 27, 23, 27, 24, 27, 25,
-    27, 28, 27, 29, 27, 30, 31, 2, 31, 3, 31, 4, 31, 5, 31, 6,
-    31, 7, 31, 8, 31, 9, 31, 10, 31, 11, 31, 12, 31, 13, 31, 14,
-    31, 15, 31, 16, 31, 17, 31, 18, 31, 19, 31, 20, 31, 21, 31, 22,
-    31, 23, 31, 24, 31, 25, 31, 28, 31, 29, 31, 30, 32, 2, 32, 3,
-    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 32, 11,
-    32, 12, 32, 13, 32, 14, 32, 15, 32, 16, 32, 17, 32, 18, 32, 19,
-    32, 20, 32, 21, 32, 22, 32, 23, 32, 24, 32, 25, 33, 2, 33, 3,
-    33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10, 33, 11,
-    33, 12, 33, 13, 33, 14, 33, 15, 33, 16, 33, 17, 33, 18, 33, 19,
-    33, 20, 33, 21, 33, 22, 33, 23, 33, 24, 33, 25, 34, 2, 34, 3,
-    34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9, 34, 10, 34, 11,
-    34, 12, 34, 13, 34, 14, 34, 15, 34, 16, 34, 17, 34, 18, 34, 19,
-    34, 20, 34, 21, 34, 22, 34, 23, 34, 24, 34, 25, 35, 2, 35, 3,
-    35, 4, 35, 5, 35, 6, 35, 7, 35, 8, 35, 9, 35, 10, 35, 11,
-    35, 12, 35, 13, 35, 14, 35, 15, 35, 16, 35, 17, 35, 18, 35, 19,
-    35, 20, 35, 21, 35, 22, 35, 23, 35, 24, 35, 25, 36, 2, 36, 3,
-    36, 4, 36, 5, 36, 6, 36, 7, 36, 8, 36, 9, 36, 10, 36, 11,
-    36, 12, 36, 13, 36, 14, 36, 15, 36, 16, 36, 17, 36, 18, 36, 19,
-    36, 20, 36, 21, 36, 22, 36, 23, 36, 24, 36, 25, 37, 2, 37, 3,
-    37, 4, 37, 5, 37, 6, 37, 7, 37, 8, 37, 9, 37, 10, 37, 11,
-    37, 12, 37, 13, 37, 14, 37, 15, 37, 16, 37, 17, 37, 18, 37, 19,
-    37, 20, 37, 21, 37, 22, 37, 23, 37, 24, 37, 25,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-    4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster.global\000"
+    ".mbarrier::complete_tx::"
+    "bytes\000.mbarrier::complet"
+    "e_tx::bytes.cta_group::1"
+    "\000.mbarrier::complete_tx:"
+    ":bytes.cta_group::2\000.til"
+    "e.mbarrier::complete_tx:"
+    ":bytes\000.tile.mbarrier::c"
+    "omplete_tx::bytes.mbarri"
+    "er::report::disabled\000.ti"
+    "le.mbarrier::complete_tx"
+    "::bytes.mbarrier::report"
+    "::validity::per_16bytes:"
+    ":8\000.tile.mbarrier::compl"
+    "ete_tx::bytes.mbarrier::"
+    "report::validity::per_16"
+    "bytes::80\000.tile.mbarrier"
+    "::complete_tx::bytes.mba"
+    "rrier::report::validity:"
+    ":per_16bytes::8000\000.tile"
+    ".mbarrier::complete_tx::"
+    "bytes.mbarrier::report::"
+    "validity::per_16bytes::8"
+    "0000000\000.tile.mbarrier::"
+    "complete_tx::bytes.mbarr"
+    "ier::report::validity::p"
+    "er_element::ff\000.tile.mba"
+    "rrier::complete_tx::byte"
+    "s.cta_group::1\000.tile.mba"
+    "rrier::complete_tx::byte"
+    "s.cta_group::1.mbarrier:"
+    ":report::disabled\000.tile."
+    "mbarrier::complete_tx::b"
+    "ytes.cta_group::1.mbarri"
+    "er::report::validity::pe"
+    "r_16bytes::8\000.tile.mbarr"
+    "ier::complete_tx::bytes."
+    "cta_group::1.mbarrier::r"
+    "eport::validity::per_16b"
+    "ytes::80\000.tile.mbarrier:"
+    ":complete_tx::bytes.cta_"
+    "group::1.mbarrier::repor"
+    "t::validity::per_16bytes"
+    "::8000\000.tile.mbarrier::c"
+    "omplete_tx::bytes.cta_gr"
+    "oup::1.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "80000000\000.tile.mbarrier:"
+    ":complete_tx::bytes.cta_"
+    "group::1.mbarrier::repor"
+    "t::validity::per_element"
+    "::ff\000.tile.mbarrier::com"
+    "plete_tx::bytes.cta_grou"
+    "p::2\000.tile.mbarrier::com"
+    "plete_tx::bytes.cta_grou"
+    "p::2.mbarrier::report::d"
+    "isabled\000.tile.mbarrier::"
+    "complete_tx::bytes.cta_g"
+    "roup::2.mbarrier::report"
+    "::validity::per_16bytes:"
+    ":8\000.tile.mbarrier::compl"
+    "ete_tx::bytes.cta_group:"
+    ":2.mbarrier::report::val"
+    "idity::per_16bytes::80\000."
+    "tile.mbarrier::complete_"
+    "tx::bytes.cta_group::2.m"
+    "barrier::report::validit"
+    "y::per_16bytes::8000\000.ti"
+    "le.mbarrier::complete_tx"
+    "::bytes.cta_group::2.mba"
+    "rrier::report::validity:"
+    ":per_16bytes::80000000\000."
+    "tile.mbarrier::complete_"
+    "tx::bytes.cta_group::2.m"
+    "barrier::report::validit"
+    "y::per_element::ff\000cp.as"
+    "ync.bulk.tensor.1d.share"
+    "d::cta.global\000cp.async.b"
+    "ulk.tensor.2d.shared::cl"
+    "uster.global\000.tile::gath"
+    "er4.mbarrier::complete_t"
+    "x::bytes\000.tile::gather4."
+    "mbarrier::complete_tx::b"
+    "ytes.cta_group::1\000.tile:"
+    ":gather4.mbarrier::compl"
+    "ete_tx::bytes.cta_group:"
+    ":2\000cp.async.bulk.tensor."
+    "2d.shared::cta.global\000cp"
+    ".async.bulk.tensor.3d.sh"
+    "ared::cluster.global\000cp."
+    "async.bulk.tensor.3d.sha"
+    "red::cta.global\000cp.async"
+    ".bulk.tensor.4d.shared::"
+    "cluster.global\000cp.async."
+    "bulk.tensor.4d.shared::c"
+    "ta.global\000cp.async.bulk."
+    "tensor.5d.shared::cluste"
+    "r.global\000cp.async.bulk.t"
+    "ensor.5d.shared::cta.glo"
+    "bal\000";
+inline constexpr char cp_async_bulk_tensor_load_forms0_opcode[] =
+    "\001\0000\000\001\000N\000\001\000y\000\001\000\244\000\001\000\307\000\001\000\005\001"
+    "\001\000S\001\001\000\242\001\001\000\363\001\001\000H\002\001\000\227\002\001\000\307\002"
+    "\001\000\022\003\001\000m\003\001\000\311\003\001\000'\004\001\000\211\004\001\000\345\004"
+    "\001\000\025\005\001\000`\005\001\000\273\005\001\000\027\006\001\000u\006\001\000\327\006"
+    "3\0070\0003\007N\0003\007y\0003\007\244\0003\007\307\0003\007\005\001"
+    "3\007S\0013\007\242\0013\007\363\0013\007H\0023\007\227\0023\007\307\002"
+    "3\007\022\0033\007m\0033\007\311\0033\007'\0043\007\211\0043\007\345\004"
+    "3\007\025\0053\007`\0053\007\273\0053\007\027\0063\007u\0063\007\327\006"
+    "^\0070\000^\007N\000^\007y\000^\007\244\000^\007\307\000^\007\005\001"
+    "^\007S\001^\007\242\001^\007\363\001^\007H\002^\007\227\002^\007\307\002"
+    "^\007\022\003^\007m\003^\007\311\003^\007'\004^\007\211\004^\007\345\004"
+    "^\007\025\005^\007`\005^\007\273\005^\007\027\006^\007u\006^\007\327\006"
+    "^\007\215\007^\007\271\007^\007\362\007+\0100\000+\010N\000+\010y\000"
+    "+\010\244\000+\010\307\000+\010\005\001+\010S\001+\010\242\001+\010\363\001"
+    "+\010H\002+\010\227\002+\010\307\002+\010\022\003+\010m\003+\010\311\003"
+    "+\010'\004+\010\211\004+\010\345\004+\010\025\005+\010`\005+\010\273\005"
+    "+\010\027\006+\010u\006+\010\327\006+\010\215\007+\010\271\007+\010\362\007"
+    "V\0100\000V\010N\000V\010y\000V\010\244\000V\010\307\000V\010\005\001"
+    "V\010S\001V\010\242\001V\010\363\001V\010H\002V\010\227\002V\010\307\002"
+    "V\010\022\003V\010m\003V\010\311\003V\010'\004V\010\211\004V\010\345\004"
+    "V\010\025\005V\010`\005V\010\273\005V\010\027\006V\010u\006V\010\327\006"
+    "\205\0100\000\205\010N\000\205\010y\000\205\010\244\000\205\010\307\000\205\010\005\001"
+    "\205\010S\001\205\010\242\001\205\010\363\001\205\010H\002\205\010\227\002\205\010\307\002"
+    "\205\010\022\003\205\010m\003\205\010\311\003\205\010'\004\205\010\211\004\205\010\345\004"
+    "\205\010\025\005\205\010`\005\205\010\273\005\205\010\027\006\205\010u\006\205\010\327\006"
+    "\260\0100\000\260\010N\000\260\010y\000\260\010\244\000\260\010\307\000\260\010\005\001"
+    "\260\010S\001\260\010\242\001\260\010\363\001\260\010H\002\260\010\227\002\260\010\307\002"
+    "\260\010\022\003\260\010m\003\260\010\311\003\260\010'\004\260\010\211\004\260\010\345\004"
+    "\260\010\025\005\260\010`\005\260\010\273\005\260\010\027\006\260\010u\006\260\010\327\006"
+    "\337\0100\000\337\010N\000\337\010y\000\337\010\244\000\337\010\307\000\337\010\005\001"
+    "\337\010S\001\337\010\242\001\337\010\363\001\337\010H\002\337\010\227\002\337\010\307\002"
+    "\337\010\022\003\337\010m\003\337\010\311\003\337\010'\004\337\010\211\004\337\010\345\004"
+    "\337\010\025\005\337\010`\005\337\010\273\005\337\010\027\006\337\010u\006\337\010\327\006"
+    "\012\0110\000\012\011N\000\012\011y\000\012\011\244\000\012\011\307\000\012\011\005\001"
+    "\012\011S\001\012\011\242\001\012\011\363\001\012\011H\002\012\011\227\002\012\011\307\002"
+    "\012\011\022\003\012\011m\003\012\011\311\003\012\011'\004\012\011\211\004\012\011\345\004"
+    "\012\011\025\005\012\011`\005\012\011\273\005\012\011\027\006\012\011u\006\012\011\327\006"
+    "9\0110\0009\011N\0009\011y\0009\011\244\0009\011\307\0009\011\005\001"
+    "9\011S\0019\011\242\0019\011\363\0019\011H\0029\011\227\0029\011\307\002"
+    "9\011\022\0039\011m\0039\011\311\0039\011'\0049\011\211\0049\011\345\004"
+    "9\011\025\0059\011`\0059\011\273\0059\011\027\0069\011u\0069\011\327\006";
+inline constexpr char cp_async_bulk_tensor_load_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\002\002\002\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\002\002\002\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm0<cp_async_bulk_tensor_load_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode_pieces, cp_async_bulk_tensor_load_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar);
+    cp_async_bulk_tensor_asm0<detail::packed_at<1>(cp_async_bulk_tensor_load_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_forms0_opcode_pieces, cp_async_bulk_tensor_load_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm1 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster", ".global.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    ".global.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cta", "cp.async.bulk.tensor.2d.shared::cluster", ".global.tile::gather4.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    ".global.tile::gather4.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.2d.shared::cta", "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta",
-    "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 9, 10, 9, 11, 9, 12, 13, 2, 13, 3, 13, 4,
-    13, 5, 13, 6, 13, 7, 13, 10, 13, 11, 13, 12, 14, 2, 14, 3,
-    14, 4, 14, 5, 14, 6, 14, 7, 15, 2, 15, 3, 15, 4, 15, 5,
-    15, 6, 15, 7, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7,
-    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 18, 2, 18, 3,
-    18, 4, 18, 5, 18, 6, 18, 7, 19, 2, 19, 3, 19, 4, 19, 5,
-    19, 6, 19, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3,
-    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster\000.global"
+    ".mbarrier::complete_tx::"
+    "bytes.L2::cache_hint\000.gl"
+    "obal.mbarrier::complete_"
+    "tx::bytes.cta_group::1.L"
+    "2::cache_hint\000.global.mb"
+    "arrier::complete_tx::byt"
+    "es.cta_group::2.L2::cach"
+    "e_hint\000.global.tile.mbar"
+    "rier::complete_tx::bytes"
+    ".L2::cache_hint\000.global."
+    "tile.mbarrier::complete_"
+    "tx::bytes.cta_group::1.L"
+    "2::cache_hint\000.global.ti"
+    "le.mbarrier::complete_tx"
+    "::bytes.cta_group::2.L2:"
+    ":cache_hint\000cp.async.bul"
+    "k.tensor.1d.shared::cta\000"
+    "cp.async.bulk.tensor.2d."
+    "shared::cluster\000.global."
+    "tile::gather4.mbarrier::"
+    "complete_tx::bytes.L2::c"
+    "ache_hint\000.global.tile::"
+    "gather4.mbarrier::comple"
+    "te_tx::bytes.cta_group::"
+    "1.L2::cache_hint\000.global"
+    ".tile::gather4.mbarrier:"
+    ":complete_tx::bytes.cta_"
+    "group::2.L2::cache_hint\000"
+    "cp.async.bulk.tensor.2d."
+    "shared::cta\000cp.async.bul"
+    "k.tensor.3d.shared::clus"
+    "ter\000cp.async.bulk.tensor"
+    ".3d.shared::cta\000cp.async"
+    ".bulk.tensor.4d.shared::"
+    "cluster\000cp.async.bulk.te"
+    "nsor.4d.shared::cta\000cp.a"
+    "sync.bulk.tensor.5d.shar"
+    "ed::cluster\000cp.async.bul"
+    "k.tensor.5d.shared::cta\000";
+inline constexpr char cp_async_bulk_tensor_load_forms1_opcode[] =
+    "\001\000)\000\001\000]\000\001\000\236\000\001\000\337\000\001\000\030\001\001\000^\001"
+    "\244\001)\000\244\001]\000\244\001\236\000\244\001\337\000\244\001\030\001\244\001^\001"
+    "\310\001)\000\310\001]\000\310\001\236\000\310\001\337\000\310\001\030\001\310\001^\001"
+    "\310\001\360\001\310\0012\002\310\001\201\002\320\002)\000\320\002]\000\320\002\236\000"
+    "\320\002\337\000\320\002\030\001\320\002^\001\320\002\360\001\320\0022\002\320\002\201\002"
+    "\364\002)\000\364\002]\000\364\002\236\000\364\002\337\000\364\002\030\001\364\002^\001"
+    "\034\003)\000\034\003]\000\034\003\236\000\034\003\337\000\034\003\030\001\034\003^\001"
+    "@\003)\000@\003]\000@\003\236\000@\003\337\000@\003\030\001@\003^\001"
+    "h\003)\000h\003]\000h\003\236\000h\003\337\000h\003\030\001h\003^\001"
+    "\214\003)\000\214\003]\000\214\003\236\000\214\003\337\000\214\003\030\001\214\003^\001"
+    "\264\003)\000\264\003]\000\264\003\236\000\264\003\337\000\264\003\030\001\264\003^\001";
+inline constexpr char cp_async_bulk_tensor_load_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\001\001\001"
+    "\001\001\001\002\002\002\003\003\003\003\003\003\003\003\003\003\003\003\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\002\002\002\002\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm1<cp_async_bulk_tensor_load_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode_pieces, cp_async_bulk_tensor_load_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
+    cp_async_bulk_tensor_asm1<detail::packed_at<1>(cp_async_bulk_tensor_load_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_forms1_opcode_pieces, cp_async_bulk_tensor_load_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm2 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col.mbarrier::complete_tx::bytes", ".global.im2col.mbarrier::complete_tx::bytes.cta_group::1",
-    ".global.im2col.mbarrier::complete_tx::bytes.cta_group::2", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
-    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster\000.global"
+    ".im2col.mbarrier::comple"
+    "te_tx::bytes\000.global.im2"
+    "col.mbarrier::complete_t"
+    "x::bytes.cta_group::1\000.g"
+    "lobal.im2col.mbarrier::c"
+    "omplete_tx::bytes.cta_gr"
+    "oup::2\000cp.async.bulk.ten"
+    "sor.3d.shared::cta\000cp.as"
+    "ync.bulk.tensor.4d.share"
+    "d::cluster\000cp.async.bulk"
+    ".tensor.4d.shared::cta\000c"
+    "p.async.bulk.tensor.5d.s"
+    "hared::cluster\000cp.async."
+    "bulk.tensor.5d.shared::c"
+    "ta\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms0_opcode[] =
+    "\001\000)\000\001\000U\000\001\000\216\000\307\000)\000\307\000U\000\307\000\216\000"
+    "\353\000)\000\353\000U\000\353\000\216\000\023\001)\000\023\001U\000\023\001\216\000"
+    "7\001)\0007\001U\0007\001\216\000_\001)\000_\001U\000_\001\216\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms0_statement[] =
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm2<cp_async_bulk_tensor_load_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
+    cp_async_bulk_tensor_asm2<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm3 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    ".global.im2col.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
-    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster\000.global"
+    ".im2col.mbarrier::comple"
+    "te_tx::bytes.L2::cache_h"
+    "int\000.global.im2col.mbarr"
+    "ier::complete_tx::bytes."
+    "cta_group::1.L2::cache_h"
+    "int\000.global.im2col.mbarr"
+    "ier::complete_tx::bytes."
+    "cta_group::2.L2::cache_h"
+    "int\000cp.async.bulk.tensor"
+    ".3d.shared::cta\000cp.async"
+    ".bulk.tensor.4d.shared::"
+    "cluster\000cp.async.bulk.te"
+    "nsor.4d.shared::cta\000cp.a"
+    "sync.bulk.tensor.5d.shar"
+    "ed::cluster\000cp.async.bul"
+    "k.tensor.5d.shared::cta\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms1_opcode[] =
+    "\001\000)\000\001\000d\000\001\000\254\000\364\000)\000\364\000d\000\364\000\254\000"
+    "\030\001)\000\030\001d\000\030\001\254\000@\001)\000@\001d\000@\001\254\000"
+    "d\001)\000d\001d\000d\001\254\000\214\001)\000\214\001d\000\214\001\254\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_forms1_statement[] =
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm3<cp_async_bulk_tensor_load_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
+    cp_async_bulk_tensor_asm3<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm4 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col::w.mbarrier::complete_tx::bytes", ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1",
-    ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2", ".global.im2col::w::128.mbarrier::complete_tx::bytes", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2",
-    "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster",
-    "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
-    12, 4, 12, 5, 12, 6, 12, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_w_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster\000.global"
+    ".im2col::w.mbarrier::com"
+    "plete_tx::bytes\000.global."
+    "im2col::w.mbarrier::comp"
+    "lete_tx::bytes.cta_group"
+    "::1\000.global.im2col::w.mb"
+    "arrier::complete_tx::byt"
+    "es.cta_group::2\000.global."
+    "im2col::w::128.mbarrier:"
+    ":complete_tx::bytes\000.glo"
+    "bal.im2col::w::128.mbarr"
+    "ier::complete_tx::bytes."
+    "cta_group::1\000.global.im2"
+    "col::w::128.mbarrier::co"
+    "mplete_tx::bytes.cta_gro"
+    "up::2\000cp.async.bulk.tens"
+    "or.3d.shared::cta\000cp.asy"
+    "nc.bulk.tensor.4d.shared"
+    "::cluster\000cp.async.bulk."
+    "tensor.4d.shared::cta\000cp"
+    ".async.bulk.tensor.5d.sh"
+    "ared::cluster\000cp.async.b"
+    "ulk.tensor.5d.shared::ct"
+    "a\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms0_opcode[] =
+    "\001\000)\000\001\000X\000\001\000\224\000\001\000\320\000\001\000\004\001\001\000E\001"
+    "\206\001)\000\206\001X\000\206\001\224\000\206\001\320\000\206\001\004\001\206\001E\001"
+    "\252\001)\000\252\001X\000\252\001\224\000\252\001\320\000\252\001\004\001\252\001E\001"
+    "\322\001)\000\322\001X\000\322\001\224\000\322\001\320\000\322\001\004\001\322\001E\001"
+    "\366\001)\000\366\001X\000\366\001\224\000\366\001\320\000\366\001\004\001\366\001E\001"
+    "\036\002)\000\036\002X\000\036\002\224\000\036\002\320\000\036\002\004\001\036\002E\001";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\002\002\002\002\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm4<cp_async_bulk_tensor_load_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
+    cp_async_bulk_tensor_asm4<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_w_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm5 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster", ".global.im2col::w.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint",
-    ".global.im2col::w.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint", ".global.im2col::w::128.mbarrier::complete_tx::bytes.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster",
-    "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
-    12, 4, 12, 5, 12, 6, 12, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_w_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster\000.global"
+    ".im2col::w.mbarrier::com"
+    "plete_tx::bytes.L2::cach"
+    "e_hint\000.global.im2col::w"
+    ".mbarrier::complete_tx::"
+    "bytes.cta_group::1.L2::c"
+    "ache_hint\000.global.im2col"
+    "::w.mbarrier::complete_t"
+    "x::bytes.cta_group::2.L2"
+    "::cache_hint\000.global.im2"
+    "col::w::128.mbarrier::co"
+    "mplete_tx::bytes.L2::cac"
+    "he_hint\000.global.im2col::"
+    "w::128.mbarrier::complet"
+    "e_tx::bytes.cta_group::1"
+    ".L2::cache_hint\000.global."
+    "im2col::w::128.mbarrier:"
+    ":complete_tx::bytes.cta_"
+    "group::2.L2::cache_hint\000"
+    "cp.async.bulk.tensor.3d."
+    "shared::cta\000cp.async.bul"
+    "k.tensor.4d.shared::clus"
+    "ter\000cp.async.bulk.tensor"
+    ".4d.shared::cta\000cp.async"
+    ".bulk.tensor.5d.shared::"
+    "cluster\000cp.async.bulk.te"
+    "nsor.5d.shared::cta\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms1_opcode[] =
+    "\001\000)\000\001\000g\000\001\000\262\000\001\000\375\000\001\000@\001\001\000\220\001"
+    "\340\001)\000\340\001g\000\340\001\262\000\340\001\375\000\340\001@\001\340\001\220\001"
+    "\004\002)\000\004\002g\000\004\002\262\000\004\002\375\000\004\002@\001\004\002\220\001"
+    ",\002)\000,\002g\000,\002\262\000,\002\375\000,\002@\001,\002\220\001"
+    "P\002)\000P\002g\000P\002\262\000P\002\375\000P\002@\001P\002\220\001"
+    "x\002)\000x\002g\000x\002\262\000x\002\375\000x\002@\001x\002\220\001";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\002\002\002\002\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm5<cp_async_bulk_tensor_load_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
+    cp_async_bulk_tensor_asm5<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_w_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm6 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes", ".multicast::cluster", ".multicast::cluster.cta_group::1",
-    ".multicast::cluster.cta_group::2", ".multicast::cluster::32b", ".multicast::cluster::32b.cta_group::1", ".multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", ".multicast::cluster::32b.mbarrier::report::disabled", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80",
-    ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.mbarrier::report::validity::per_16bytes::80000000", ".multicast::cluster::32b.mbarrier::report::validity::per_element::ff", ".multicast::cluster::32b.cta_group::1.mbarrier::report::disabled",
-    ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_16bytes::80000000",
-    ".multicast::cluster::32b.cta_group::1.mbarrier::report::validity::per_element::ff", ".multicast::cluster::32b.cta_group::2.mbarrier::report::disabled", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80",
-    ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::8000", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_16bytes::80000000", ".multicast::cluster::32b.cta_group::2.mbarrier::report::validity::per_element::ff", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_multicast_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 9, 8, 10, 8, 11, 8, 12, 8, 13, 8, 14,
-    8, 6, 8, 15, 8, 16, 8, 17, 8, 18, 8, 19, 8, 20, 8, 7,
-    8, 21, 8, 22, 8, 23, 8, 24, 8, 25, 8, 26, 27, 2, 27, 3,
-    27, 4, 27, 5, 27, 6, 27, 7, 28, 2, 28, 3, 28, 4, 28, 5,
-    28, 9, 28, 10, 28, 11, 28, 12, 28, 13, 28, 14, 28, 6, 28, 15,
-    28, 16, 28, 17, 28, 18, 28, 19, 28, 20, 28, 7, 28, 21, 28, 22,
-    28, 23, 28, 24, 28, 25, 28, 26, 29, 2, 29, 3, 29, 4, 29, 5,
-    29, 6, 29, 7, 30, 2, 30, 3, 30, 4, 30, 5, 30, 6, 30, 7,
-    31, 2, 31, 3, 31, 4, 31, 5, 31, 9, 31, 10, 31, 11, 31, 12,
-    31, 13, 31, 14, 31, 6, 31, 15, 31, 16, 31, 17, 31, 18, 31, 19,
-    31, 20, 31, 7, 31, 21, 31, 22, 31, 23, 31, 24, 31, 25, 31, 26,
-    32, 2, 32, 3, 32, 4, 32, 5, 32, 6, 32, 7, 33, 2, 33, 3,
-    33, 4, 33, 5, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
-    33, 6, 33, 15, 33, 16, 33, 17, 33, 18, 33, 19, 33, 20, 33, 7,
-    33, 21, 33, 22, 33, 23, 33, 24, 33, 25, 33, 26, 34, 2, 34, 3,
-    34, 4, 34, 5, 34, 6, 34, 7, 35, 2, 35, 3, 35, 4, 35, 5,
-    35, 9, 35, 10, 35, 11, 35, 12, 35, 13, 35, 14, 35, 6, 35, 15,
-    35, 16, 35, 17, 35, 18, 35, 19, 35, 20, 35, 7, 35, 21, 35, 22,
-    35, 23, 35, 24, 35, 25, 35, 26,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms0_statement[] = {
-    0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
-    2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 5,
-    5, 5, 6, 6, 6, 7, 7, 7, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-    8, 8, 8, 9, 9, 9, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 4, 4,
-    4, 5, 5, 5, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_multicast_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster.global."
+    "mbarrier::complete_tx::b"
+    "ytes\000.multicast::cluster"
+    "\000.multicast::cluster.cta"
+    "_group::1\000.multicast::cl"
+    "uster.cta_group::2\000.mult"
+    "icast::cluster::32b\000.mul"
+    "ticast::cluster::32b.cta"
+    "_group::1\000.multicast::cl"
+    "uster::32b.cta_group::2\000"
+    "cp.async.bulk.tensor.1d."
+    "shared::cluster.global.t"
+    "ile.mbarrier::complete_t"
+    "x::bytes\000.multicast::clu"
+    "ster::32b.mbarrier::repo"
+    "rt::disabled\000.multicast:"
+    ":cluster::32b.mbarrier::"
+    "report::validity::per_16"
+    "bytes::8\000.multicast::clu"
+    "ster::32b.mbarrier::repo"
+    "rt::validity::per_16byte"
+    "s::80\000.multicast::cluste"
+    "r::32b.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "8000\000.multicast::cluster"
+    "::32b.mbarrier::report::"
+    "validity::per_16bytes::8"
+    "0000000\000.multicast::clus"
+    "ter::32b.mbarrier::repor"
+    "t::validity::per_element"
+    "::ff\000.multicast::cluster"
+    "::32b.cta_group::1.mbarr"
+    "ier::report::disabled\000.m"
+    "ulticast::cluster::32b.c"
+    "ta_group::1.mbarrier::re"
+    "port::validity::per_16by"
+    "tes::8\000.multicast::clust"
+    "er::32b.cta_group::1.mba"
+    "rrier::report::validity:"
+    ":per_16bytes::80\000.multic"
+    "ast::cluster::32b.cta_gr"
+    "oup::1.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "8000\000.multicast::cluster"
+    "::32b.cta_group::1.mbarr"
+    "ier::report::validity::p"
+    "er_16bytes::80000000\000.mu"
+    "lticast::cluster::32b.ct"
+    "a_group::1.mbarrier::rep"
+    "ort::validity::per_eleme"
+    "nt::ff\000.multicast::clust"
+    "er::32b.cta_group::2.mba"
+    "rrier::report::disabled\000"
+    ".multicast::cluster::32b"
+    ".cta_group::2.mbarrier::"
+    "report::validity::per_16"
+    "bytes::8\000.multicast::clu"
+    "ster::32b.cta_group::2.m"
+    "barrier::report::validit"
+    "y::per_16bytes::80\000.mult"
+    "icast::cluster::32b.cta_"
+    "group::2.mbarrier::repor"
+    "t::validity::per_16bytes"
+    "::8000\000.multicast::clust"
+    "er::32b.cta_group::2.mba"
+    "rrier::report::validity:"
+    ":per_16bytes::80000000\000."
+    "multicast::cluster::32b."
+    "cta_group::2.mbarrier::r"
+    "eport::validity::per_ele"
+    "ment::ff\000cp.async.bulk.t"
+    "ensor.2d.shared::cluster"
+    ".global.mbarrier::comple"
+    "te_tx::bytes\000cp.async.bu"
+    "lk.tensor.2d.shared::clu"
+    "ster.global.tile.mbarrie"
+    "r::complete_tx::bytes\000cp"
+    ".async.bulk.tensor.2d.sh"
+    "ared::cluster.global.til"
+    "e::gather4.mbarrier::com"
+    "plete_tx::bytes\000cp.async"
+    ".bulk.tensor.3d.shared::"
+    "cluster.global.mbarrier:"
+    ":complete_tx::bytes\000cp.a"
+    "sync.bulk.tensor.3d.shar"
+    "ed::cluster.global.tile."
+    "mbarrier::complete_tx::b"
+    "ytes\000cp.async.bulk.tenso"
+    "r.4d.shared::cluster.glo"
+    "bal.mbarrier::complete_t"
+    "x::bytes\000cp.async.bulk.t"
+    "ensor.4d.shared::cluster"
+    ".global.tile.mbarrier::c"
+    "omplete_tx::bytes\000cp.asy"
+    "nc.bulk.tensor.5d.shared"
+    "::cluster.global.mbarrie"
+    "r::complete_tx::bytes\000cp"
+    ".async.bulk.tensor.5d.sh"
+    "ared::cluster.global.til"
+    "e.mbarrier::complete_tx:"
+    ":bytes\000";
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms0_opcode[] =
+    "\001\000M\000\001\000a\000\001\000\202\000\001\000\243\000\001\000\274\000\001\000\342\000"
+    "\010\001M\000\010\001a\000\010\001\202\000\010\001\243\000\010\001Y\001\010\001\215\001"
+    "\010\001\321\001\010\001\026\002\010\001]\002\010\001\250\002\010\001\274\000\010\001\355\002"
+    "\010\001.\003\010\001\177\003\010\001\321\003\010\001%\004\010\001}\004\010\001\342\000"
+    "\010\001\317\004\010\001\020\005\010\001a\005\010\001\263\005\010\001\007\006\010\001_\006"
+    "\261\006M\000\261\006a\000\261\006\202\000\261\006\243\000\261\006\274\000\261\006\342\000"
+    "\375\006M\000\375\006a\000\375\006\202\000\375\006\243\000\375\006Y\001\375\006\215\001"
+    "\375\006\321\001\375\006\026\002\375\006]\002\375\006\250\002\375\006\274\000\375\006\355\002"
+    "\375\006.\003\375\006\177\003\375\006\321\003\375\006%\004\375\006}\004\375\006\342\000"
+    "\375\006\317\004\375\006\020\005\375\006a\005\375\006\263\005\375\006\007\006\375\006_\006"
+    "N\007M\000N\007a\000N\007\202\000N\007\243\000N\007\274\000N\007\342\000"
+    "\250\007M\000\250\007a\000\250\007\202\000\250\007\243\000\250\007\274\000\250\007\342\000"
+    "\364\007M\000\364\007a\000\364\007\202\000\364\007\243\000\364\007Y\001\364\007\215\001"
+    "\364\007\321\001\364\007\026\002\364\007]\002\364\007\250\002\364\007\274\000\364\007\355\002"
+    "\364\007.\003\364\007\177\003\364\007\321\003\364\007%\004\364\007}\004\364\007\342\000"
+    "\364\007\317\004\364\007\020\005\364\007a\005\364\007\263\005\364\007\007\006\364\007_\006"
+    "E\010M\000E\010a\000E\010\202\000E\010\243\000E\010\274\000E\010\342\000"
+    "\221\010M\000\221\010a\000\221\010\202\000\221\010\243\000\221\010Y\001\221\010\215\001"
+    "\221\010\321\001\221\010\026\002\221\010]\002\221\010\250\002\221\010\274\000\221\010\355\002"
+    "\221\010.\003\221\010\177\003\221\010\321\003\221\010%\004\221\010}\004\221\010\342\000"
+    "\221\010\317\004\221\010\020\005\221\010a\005\221\010\263\005\221\010\007\006\221\010_\006"
+    "\342\010M\000\342\010a\000\342\010\202\000\342\010\243\000\342\010\274\000\342\010\342\000"
+    ".\011M\000.\011a\000.\011\202\000.\011\243\000.\011Y\001.\011\215\001"
+    ".\011\321\001.\011\026\002.\011]\002.\011\250\002.\011\274\000.\011\355\002"
+    ".\011.\003.\011\177\003.\011\321\003.\011%\004.\011}\004.\011\342\000"
+    ".\011\317\004.\011\020\005.\011a\005.\011\263\005.\011\007\006.\011_\006";
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms0_statement[] =
+    "\000\000\000\001\001\001\000\000\000\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\002\002\002\003\003\003\002\002\002\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\004\004\004\005\005\005\006\006\006\007\007\007"
+    "\006\006\006\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007"
+    "\010\010\010\011\011\011\010\010\010\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011"
+    "\011\011\011\011\011\011\004\004\004\005\005\005\004\004\004\005\005\005\005\005\005\005\005\005"
+    "\005\005\005\005\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm6<cp_async_bulk_tensor_load_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
+    cp_async_bulk_tensor_asm6<detail::packed_at<1>(cp_async_bulk_tensor_load_multicast_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm7 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster.global", ".mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.1d.shared::cluster.global.tile", "cp.async.bulk.tensor.2d.shared::cluster.global", "cp.async.bulk.tensor.2d.shared::cluster.global.tile", "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4",
-    "cp.async.bulk.tensor.3d.shared::cluster.global", "cp.async.bulk.tensor.3d.shared::cluster.global.tile", "cp.async.bulk.tensor.4d.shared::cluster.global", "cp.async.bulk.tensor.4d.shared::cluster.global.tile",
-    "cp.async.bulk.tensor.5d.shared::cluster.global", "cp.async.bulk.tensor.5d.shared::cluster.global.tile",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_multicast_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
-    12, 4, 12, 5, 12, 6, 12, 7, 13, 2, 13, 3, 13, 4, 13, 5,
-    13, 6, 13, 7, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7,
-    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 17, 2, 17, 3, 17, 4, 17, 5,
-    17, 6, 17, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_multicast_forms1_statement[] = {
-    0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6,
-    6, 7, 7, 7, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 8, 8, 8, 9, 9, 9, 4, 4, 4, 5, 5, 5, 4, 4, 4, 5,
-    5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_multicast_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster.global\000"
+    ".mbarrier::complete_tx::"
+    "bytes.multicast::cluster"
+    ".L2::cache_hint\000.mbarrie"
+    "r::complete_tx::bytes.mu"
+    "lticast::cluster.cta_gro"
+    "up::1.L2::cache_hint\000.mb"
+    "arrier::complete_tx::byt"
+    "es.multicast::cluster.ct"
+    "a_group::2.L2::cache_hin"
+    "t\000.mbarrier::complete_tx"
+    "::bytes.multicast::clust"
+    "er::32b.L2::cache_hint\000."
+    "mbarrier::complete_tx::b"
+    "ytes.multicast::cluster:"
+    ":32b.cta_group::1.L2::ca"
+    "che_hint\000.mbarrier::comp"
+    "lete_tx::bytes.multicast"
+    "::cluster::32b.cta_group"
+    "::2.L2::cache_hint\000cp.as"
+    "ync.bulk.tensor.1d.share"
+    "d::cluster.global.tile\000c"
+    "p.async.bulk.tensor.2d.s"
+    "hared::cluster.global\000cp"
+    ".async.bulk.tensor.2d.sh"
+    "ared::cluster.global.til"
+    "e\000cp.async.bulk.tensor.2"
+    "d.shared::cluster.global"
+    ".tile::gather4\000cp.async."
+    "bulk.tensor.3d.shared::c"
+    "luster.global\000cp.async.b"
+    "ulk.tensor.3d.shared::cl"
+    "uster.global.tile\000cp.asy"
+    "nc.bulk.tensor.4d.shared"
+    "::cluster.global\000cp.asyn"
+    "c.bulk.tensor.4d.shared:"
+    ":cluster.global.tile\000cp."
+    "async.bulk.tensor.5d.sha"
+    "red::cluster.global\000cp.a"
+    "sync.bulk.tensor.5d.shar"
+    "ed::cluster.global.tile\000";
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms1_opcode[] =
+    "\001\0000\000\001\000p\000\001\000\275\000\001\000\012\001\001\000O\001\001\000\241\001"
+    "\363\0010\000\363\001p\000\363\001\275\000\363\001\012\001\363\001O\001\363\001\241\001"
+    "'\0020\000'\002p\000'\002\275\000'\002\012\001'\002O\001'\002\241\001"
+    "V\0020\000V\002p\000V\002\275\000V\002\012\001V\002O\001V\002\241\001"
+    "\212\0020\000\212\002p\000\212\002\275\000\212\002\012\001\212\002O\001\212\002\241\001"
+    "\307\0020\000\307\002p\000\307\002\275\000\307\002\012\001\307\002O\001\307\002\241\001"
+    "\366\0020\000\366\002p\000\366\002\275\000\366\002\012\001\366\002O\001\366\002\241\001"
+    "*\0030\000*\003p\000*\003\275\000*\003\012\001*\003O\001*\003\241\001"
+    "Y\0030\000Y\003p\000Y\003\275\000Y\003\012\001Y\003O\001Y\003\241\001"
+    "\215\0030\000\215\003p\000\215\003\275\000\215\003\012\001\215\003O\001\215\003\241\001"
+    "\274\0030\000\274\003p\000\274\003\275\000\274\003\012\001\274\003O\001\274\003\241\001";
+inline constexpr char cp_async_bulk_tensor_load_multicast_forms1_statement[] =
+    "\000\000\000\001\001\001\000\000\000\001\001\001\002\002\002\003\003\003\002\002\002\003\003\003"
+    "\004\004\004\005\005\005\006\006\006\007\007\007\006\006\006\007\007\007\010\010\010\011\011\011"
+    "\010\010\010\011\011\011\004\004\004\005\005\005\004\004\004\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm7<cp_async_bulk_tensor_load_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm7<detail::packed_at<1>(cp_async_bulk_tensor_load_multicast_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_multicast_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_override_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm8 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster", ".global.tile.mbarrier::complete_tx::bytes.override::global_address", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address",
-    ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address", "cp.async.bulk.tensor.1d.shared::cta", "cp.async.bulk.tensor.2d.shared::cluster", "cp.async.bulk.tensor.2d.shared::cta",
-    "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta", "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta",
-    "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_override_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_override_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_override_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_override_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster\000.global"
+    ".tile.mbarrier::complete"
+    "_tx::bytes.override::glo"
+    "bal_address\000.global.tile"
+    ".mbarrier::complete_tx::"
+    "bytes.cta_group::1.overr"
+    "ide::global_address\000.glo"
+    "bal.tile.mbarrier::compl"
+    "ete_tx::bytes.cta_group:"
+    ":2.override::global_addr"
+    "ess\000cp.async.bulk.tensor"
+    ".1d.shared::cta\000cp.async"
+    ".bulk.tensor.2d.shared::"
+    "cluster\000cp.async.bulk.te"
+    "nsor.2d.shared::cta\000cp.a"
+    "sync.bulk.tensor.3d.shar"
+    "ed::cluster\000cp.async.bul"
+    "k.tensor.3d.shared::cta\000"
+    "cp.async.bulk.tensor.4d."
+    "shared::cluster\000cp.async"
+    ".bulk.tensor.4d.shared::"
+    "cta\000cp.async.bulk.tensor"
+    ".5d.shared::cluster\000cp.a"
+    "sync.bulk.tensor.5d.shar"
+    "ed::cta\000";
+inline constexpr char cp_async_bulk_tensor_load_override_forms0_opcode[] =
+    "\001\000)\000\001\000l\000\001\000\274\000\014\001)\000\014\001l\000\014\001\274\000"
+    "0\001)\0000\001l\0000\001\274\000X\001)\000X\001l\000X\001\274\000"
+    "|\001)\000|\001l\000|\001\274\000\244\001)\000\244\001l\000\244\001\274\000"
+    "\310\001)\000\310\001l\000\310\001\274\000\360\001)\000\360\001l\000\360\001\274\000"
+    "\024\002)\000\024\002l\000\024\002\274\000<\002)\000<\002l\000<\002\274\000";
+inline constexpr char cp_async_bulk_tensor_load_override_forms0_statement[] =
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002\003\003\003\003\003\003"
+    "\004\004\004\004\004\004";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm8<cp_async_bulk_tensor_load_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
+    cp_async_bulk_tensor_asm8<detail::packed_at<1>(cp_async_bulk_tensor_load_override_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_override_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_override_dim_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm9 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", ".override::global_address.override::global_dim", ".cta_group::1.override::global_address.override::global_dim",
-    ".cta_group::2.override::global_address.override::global_dim", "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_override_dim_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_override_dim_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    ".shared::cluster.global."
+    "tile.mbarrier::complete_"
+    "tx::bytes\000.override::glo"
+    "bal_address.override::gl"
+    "obal_dim\000.cta_group::1.o"
+    "verride::global_address."
+    "override::global_dim\000.ct"
+    "a_group::2.override::glo"
+    "bal_address.override::gl"
+    "obal_dim\000cp.async.bulk.t"
+    "ensor.1d.shared::cta.glo"
+    "bal.tile.mbarrier::compl"
+    "ete_tx::bytes\000";
+inline constexpr char cp_async_bulk_tensor_load_override_dim_forms0_opcode[] =
+    "\001R\001\201\001\275\371R\371\201\371\275";
+inline constexpr char cp_async_bulk_tensor_load_override_dim_forms0_statement[] =
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm9<cp_async_bulk_tensor_load_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
+    cp_async_bulk_tensor_asm9<detail::packed_at<1>(cp_async_bulk_tensor_load_override_dim_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_forms0_opcode, 1, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_stride_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm10 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.2d.shared::cluster", ".global.tile.mbarrier::complete_tx::bytes.override::global_address.override::global_dim_stride", ".global.tile.mbarrier::complete_tx::bytes.cta_group::1.override::global_address.override::global_dim_stride",
-    ".global.tile.mbarrier::complete_tx::bytes.cta_group::2.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.2d.shared::cta", "cp.async.bulk.tensor.3d.shared::cluster", "cp.async.bulk.tensor.3d.shared::cta",
-    "cp.async.bulk.tensor.4d.shared::cluster", "cp.async.bulk.tensor.4d.shared::cta", "cp.async.bulk.tensor.5d.shared::cluster", "cp.async.bulk.tensor.5d.shared::cta",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.2d"
+    ".shared::cluster\000.global"
+    ".tile.mbarrier::complete"
+    "_tx::bytes.override::glo"
+    "bal_address.override::gl"
+    "obal_dim_stride\000.global."
+    "tile.mbarrier::complete_"
+    "tx::bytes.cta_group::1.o"
+    "verride::global_address."
+    "override::global_dim_str"
+    "ide\000.global.tile.mbarrie"
+    "r::complete_tx::bytes.ct"
+    "a_group::2.override::glo"
+    "bal_address.override::gl"
+    "obal_dim_stride\000cp.async"
+    ".bulk.tensor.2d.shared::"
+    "cta\000cp.async.bulk.tensor"
+    ".3d.shared::cluster\000cp.a"
+    "sync.bulk.tensor.3d.shar"
+    "ed::cta\000cp.async.bulk.te"
+    "nsor.4d.shared::cluster\000"
+    "cp.async.bulk.tensor.4d."
+    "shared::cta\000cp.async.bul"
+    "k.tensor.5d.shared::clus"
+    "ter\000cp.async.bulk.tensor"
+    ".5d.shared::cta\000";
+inline constexpr char cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode[] =
+    "\001\000)\000\001\000\210\000\001\000\364\000`\001)\000`\001\210\000`\001\364\000"
+    "\204\001)\000\204\001\210\000\204\001\364\000\254\001)\000\254\001\210\000\254\001\364\000"
+    "\320\001)\000\320\001\210\000\320\001\364\000\370\001)\000\370\001\210\000\370\001\364\000"
+    "\034\002)\000\034\002\210\000\034\002\364\000D\002)\000D\002\210\000D\002\364\000";
+inline constexpr char cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[] =
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002\003\003\003\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm10<cp_async_bulk_tensor_load_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
+    cp_async_bulk_tensor_asm10<detail::packed_at<1>(cp_async_bulk_tensor_load_override_dim_stride_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm11 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", ".multicast::cluster", ".multicast::cluster.cta_group::1",
-    ".multicast::cluster.cta_group::2", ".multicast::cluster::32b", ".multicast::cluster::32b.cta_group::1", ".multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[] = {
-    0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster.global."
+    "im2col.mbarrier::complet"
+    "e_tx::bytes\000.multicast::"
+    "cluster\000.multicast::clus"
+    "ter.cta_group::1\000.multic"
+    "ast::cluster.cta_group::"
+    "2\000.multicast::cluster::3"
+    "2b\000.multicast::cluster::"
+    "32b.cta_group::1\000.multic"
+    "ast::cluster::32b.cta_gr"
+    "oup::2\000cp.async.bulk.ten"
+    "sor.4d.shared::cluster.g"
+    "lobal.im2col.mbarrier::c"
+    "omplete_tx::bytes\000cp.asy"
+    "nc.bulk.tensor.5d.shared"
+    "::cluster.global.im2col."
+    "mbarrier::complete_tx::b"
+    "ytes\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode[] =
+    "\001\000T\000\001\000h\000\001\000\211\000\001\000\252\000\001\000\303\000\001\000\351\000"
+    "\017\001T\000\017\001h\000\017\001\211\000\017\001\252\000\017\001\303\000\017\001\351\000"
+    "b\001T\000b\001h\000b\001\211\000b\001\252\000b\001\303\000b\001\351\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[] =
+    "\000\000\000\001\001\001\002\002\002\003\003\003\004\004\004\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm11<cp_async_bulk_tensor_load_im2col_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
+    cp_async_bulk_tensor_asm11<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_multicast_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm12 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", ".multicast::cluster.L2::cache_hint", ".multicast::cluster.cta_group::1.L2::cache_hint",
-    ".multicast::cluster.cta_group::2.L2::cache_hint", ".multicast::cluster::32b.L2::cache_hint", ".multicast::cluster::32b.cta_group::1.L2::cache_hint", ".multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[] = {
-    0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster.global."
+    "im2col.mbarrier::complet"
+    "e_tx::bytes\000.multicast::"
+    "cluster.L2::cache_hint\000."
+    "multicast::cluster.cta_g"
+    "roup::1.L2::cache_hint\000."
+    "multicast::cluster.cta_g"
+    "roup::2.L2::cache_hint\000."
+    "multicast::cluster::32b."
+    "L2::cache_hint\000.multicas"
+    "t::cluster::32b.cta_grou"
+    "p::1.L2::cache_hint\000.mul"
+    "ticast::cluster::32b.cta"
+    "_group::2.L2::cache_hint"
+    "\000cp.async.bulk.tensor.4d"
+    ".shared::cluster.global."
+    "im2col.mbarrier::complet"
+    "e_tx::bytes\000cp.async.bul"
+    "k.tensor.5d.shared::clus"
+    "ter.global.im2col.mbarri"
+    "er::complete_tx::bytes\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode[] =
+    "\001\000T\000\001\000w\000\001\000\247\000\001\000\327\000\001\000\377\000\001\0004\001"
+    "i\001T\000i\001w\000i\001\247\000i\001\327\000i\001\377\000i\0014\001"
+    "\274\001T\000\274\001w\000\274\001\247\000\274\001\327\000\274\001\377\000\274\0014\001";
+inline constexpr char cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[] =
+    "\000\000\000\001\001\001\002\002\002\003\003\003\004\004\004\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_offsets, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm12<cp_async_bulk_tensor_load_im2col_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm12<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_multicast_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_multicast_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_offsets, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm13 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w", ".mbarrier::complete_tx::bytes.multicast::cluster", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1",
-    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2", ".mbarrier::complete_tx::bytes.multicast::cluster::32b", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
-    12, 4, 12, 5, 12, 6, 12, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[] = {
-    0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 4, 4,
-    4, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster.global."
+    "im2col::w\000.mbarrier::com"
+    "plete_tx::bytes.multicas"
+    "t::cluster\000.mbarrier::co"
+    "mplete_tx::bytes.multica"
+    "st::cluster.cta_group::1"
+    "\000.mbarrier::complete_tx:"
+    ":bytes.multicast::cluste"
+    "r.cta_group::2\000.mbarrier"
+    "::complete_tx::bytes.mul"
+    "ticast::cluster::32b\000.mb"
+    "arrier::complete_tx::byt"
+    "es.multicast::cluster::3"
+    "2b.cta_group::1\000.mbarrie"
+    "r::complete_tx::bytes.mu"
+    "lticast::cluster::32b.ct"
+    "a_group::2\000cp.async.bulk"
+    ".tensor.3d.shared::clust"
+    "er.global.im2col::w::128"
+    "\000cp.async.bulk.tensor.4d"
+    ".shared::cluster.global."
+    "im2col::w\000cp.async.bulk."
+    "tensor.4d.shared::cluste"
+    "r.global.im2col::w::128\000"
+    "cp.async.bulk.tensor.5d."
+    "shared::cluster.global.i"
+    "m2col::w\000cp.async.bulk.t"
+    "ensor.5d.shared::cluster"
+    ".global.im2col::w::128\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode[] =
+    "\001\000:\000\001\000k\000\001\000\251\000\001\000\347\000\001\000\035\001\001\000`\001"
+    "\243\001:\000\243\001k\000\243\001\251\000\243\001\347\000\243\001\035\001\243\001`\001"
+    "\341\001:\000\341\001k\000\341\001\251\000\341\001\347\000\341\001\035\001\341\001`\001"
+    "\032\002:\000\032\002k\000\032\002\251\000\032\002\347\000\032\002\035\001\032\002`\001"
+    "X\002:\000X\002k\000X\002\251\000X\002\347\000X\002\035\001X\002`\001"
+    "\221\002:\000\221\002k\000\221\002\251\000\221\002\347\000\221\002\035\001\221\002`\001";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[] =
+    "\000\000\000\001\001\001\000\000\000\001\001\001\002\002\002\003\003\003\002\002\002\003\003\003"
+    "\004\004\004\005\005\005\004\004\004\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm13<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
+    cp_async_bulk_tensor_asm13<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_w_multicast_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm14 it takes.
-inline constexpr const char* cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w", ".mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::1.L2::cache_hint",
-    ".mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::1.L2::cache_hint", ".mbarrier::complete_tx::bytes.multicast::cluster::32b.cta_group::2.L2::cache_hint",
-    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w", "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128", "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w",
-    "cp.async.bulk.tensor.5d.shared::cluster.global.im2col::w::128",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 12, 2, 12, 3,
-    12, 4, 12, 5, 12, 6, 12, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[] = {
-    0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 4, 4,
-    4, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.3d"
+    ".shared::cluster.global."
+    "im2col::w\000.mbarrier::com"
+    "plete_tx::bytes.multicas"
+    "t::cluster.L2::cache_hin"
+    "t\000.mbarrier::complete_tx"
+    "::bytes.multicast::clust"
+    "er.cta_group::1.L2::cach"
+    "e_hint\000.mbarrier::comple"
+    "te_tx::bytes.multicast::"
+    "cluster.cta_group::2.L2:"
+    ":cache_hint\000.mbarrier::c"
+    "omplete_tx::bytes.multic"
+    "ast::cluster::32b.L2::ca"
+    "che_hint\000.mbarrier::comp"
+    "lete_tx::bytes.multicast"
+    "::cluster::32b.cta_group"
+    "::1.L2::cache_hint\000.mbar"
+    "rier::complete_tx::bytes"
+    ".multicast::cluster::32b"
+    ".cta_group::2.L2::cache_"
+    "hint\000cp.async.bulk.tenso"
+    "r.3d.shared::cluster.glo"
+    "bal.im2col::w::128\000cp.as"
+    "ync.bulk.tensor.4d.share"
+    "d::cluster.global.im2col"
+    "::w\000cp.async.bulk.tensor"
+    ".4d.shared::cluster.glob"
+    "al.im2col::w::128\000cp.asy"
+    "nc.bulk.tensor.5d.shared"
+    "::cluster.global.im2col:"
+    ":w\000cp.async.bulk.tensor."
+    "5d.shared::cluster.globa"
+    "l.im2col::w::128\000";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode[] =
+    "\001\000:\000\001\000z\000\001\000\307\000\001\000\024\001\001\000Y\001\001\000\253\001"
+    "\375\001:\000\375\001z\000\375\001\307\000\375\001\024\001\375\001Y\001\375\001\253\001"
+    ";\002:\000;\002z\000;\002\307\000;\002\024\001;\002Y\001;\002\253\001"
+    "t\002:\000t\002z\000t\002\307\000t\002\024\001t\002Y\001t\002\253\001"
+    "\262\002:\000\262\002z\000\262\002\307\000\262\002\024\001\262\002Y\001\262\002\253\001"
+    "\353\002:\000\353\002z\000\353\002\307\000\353\002\024\001\353\002Y\001\353\002\253\001";
+inline constexpr char cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[] =
+    "\000\000\000\001\001\001\000\000\000\001\001\001\002\002\002\003\003\003\002\002\002\003\003\003"
+    "\004\004\004\005\005\005\004\004\004\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm14<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
+    cp_async_bulk_tensor_asm14<detail::packed_at<1>(cp_async_bulk_tensor_load_im2col_w_multicast_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces, cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, 2, PtxgenF>>(dst_mem, tensor_map, tensor_coords, mbar, im2col_w, cta_mask, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_store_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm15 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.bulk_group", ".global.shared::cta.tile.bulk_group",
-    "cp.async.bulk.tensor.2d", ".global.shared::cta.tile::scatter4.bulk_group", "cp.async.bulk.tensor.3d", ".global.shared::cta.im2col_no_offs.bulk_group",
-    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_store_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 6, 7,
-    8, 2, 8, 3, 8, 7, 9, 2, 9, 3, 9, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_store_forms0_statement[] = {
-    0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 4, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_store_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_store_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    "\000.global.shared::cta.bul"
+    "k_group\000.global.shared::"
+    "cta.tile.bulk_group\000cp.a"
+    "sync.bulk.tensor.2d\000.glo"
+    "bal.shared::cta.tile::sc"
+    "atter4.bulk_group\000cp.asy"
+    "nc.bulk.tensor.3d\000.globa"
+    "l.shared::cta.im2col_no_"
+    "offs.bulk_group\000cp.async"
+    ".bulk.tensor.4d\000cp.async"
+    ".bulk.tensor.5d\000";
+inline constexpr char cp_async_bulk_tensor_store_forms0_opcode[] =
+    "\001\000\031\000\001\0008\000\\\000\031\000\\\0008\000\\\000t\000\242\000\031\000"
+    "\242\0008\000\242\000\272\000\350\000\031\000\350\0008\000\350\000\272\000\000\001\031\000"
+    "\000\0018\000\000\001\272\000";
+inline constexpr char cp_async_bulk_tensor_store_forms0_statement[] =
+    "\000\000\001\001\002\003\003\003\004\004\004\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm15<cp_async_bulk_tensor_store_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode_pieces, cp_async_bulk_tensor_store_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<detail::packed_at<1>(cp_async_bulk_tensor_store_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_store_forms0_opcode_pieces, cp_async_bulk_tensor_store_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_store_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm16 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.bulk_group.L2::cache_hint", ".global.shared::cta.tile.bulk_group.L2::cache_hint",
-    "cp.async.bulk.tensor.2d", ".global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint", "cp.async.bulk.tensor.3d", ".global.shared::cta.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_store_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 6, 7,
-    8, 2, 8, 3, 8, 7, 9, 2, 9, 3, 9, 7,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_store_forms1_statement[] = {
-    0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 4, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_store_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm16 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_store_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    "\000.global.shared::cta.bul"
+    "k_group.L2::cache_hint\000."
+    "global.shared::cta.tile."
+    "bulk_group.L2::cache_hin"
+    "t\000cp.async.bulk.tensor.2"
+    "d\000.global.shared::cta.ti"
+    "le::scatter4.bulk_group."
+    "L2::cache_hint\000cp.async."
+    "bulk.tensor.3d\000.global.s"
+    "hared::cta.im2col_no_off"
+    "s.bulk_group.L2::cache_h"
+    "int\000cp.async.bulk.tensor"
+    ".4d\000cp.async.bulk.tensor"
+    ".5d\000";
+inline constexpr char cp_async_bulk_tensor_store_forms1_opcode[] =
+    "\001\000\031\000\001\000G\000z\000\031\000z\000G\000z\000\222\000\317\000\031\000"
+    "\317\000G\000\317\000\347\000$\001\031\000$\001G\000$\001\347\000<\001\031\000"
+    "<\001G\000<\001\347\000";
+inline constexpr char cp_async_bulk_tensor_store_forms1_statement[] =
+    "\000\000\001\001\002\003\003\003\004\004\004\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm16<cp_async_bulk_tensor_store_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode_pieces, cp_async_bulk_tensor_store_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<detail::packed_at<1>(cp_async_bulk_tensor_store_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_store_forms1_opcode_pieces, cp_async_bulk_tensor_store_forms1_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_store_override_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm17 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_override_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.1d", ".global.shared::cta.tile.bulk_group.override::global_address", "cp.async.bulk.tensor.2d",
-    ".global.shared::cta.tile::scatter4.bulk_group.override::global_address", "cp.async.bulk.tensor.3d", "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_store_override_forms0_opcode[] = {
-    1, 2, 3, 2, 3, 4, 5, 2, 6, 2, 7, 2,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_store_override_forms0_statement[] = {
-    0, 1, 2, 3, 4, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_override_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_store_override_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm17 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_store_override_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.1d"
+    "\000.global.shared::cta.til"
+    "e.bulk_group.override::g"
+    "lobal_address\000cp.async.b"
+    "ulk.tensor.2d\000.global.sh"
+    "ared::cta.tile::scatter4"
+    ".bulk_group.override::gl"
+    "obal_address\000cp.async.bu"
+    "lk.tensor.3d\000cp.async.bu"
+    "lk.tensor.4d\000cp.async.bu"
+    "lk.tensor.5d\000";
+inline constexpr char cp_async_bulk_tensor_store_override_forms0_opcode[] =
+    "\001\031V\031Vn\265\031\315\031\345\031";
+inline constexpr char cp_async_bulk_tensor_store_override_forms0_statement[] =
+    "\000\001\002\003\004\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm17<cp_async_bulk_tensor_store_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+    cp_async_bulk_tensor_asm17<detail::packed_at<1>(cp_async_bulk_tensor_store_override_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_store_override_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_tensor_store_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_dim_stride_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm18 it takes.
-inline constexpr const char* cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.tensor.2d", ".global.shared::cta.tile.bulk_group.override::global_address.override::global_dim_stride", "cp.async.bulk.tensor.3d",
-    "cp.async.bulk.tensor.4d", "cp.async.bulk.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 2, 5, 2,
-};
-inline constexpr unsigned short cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[] = {
-    0, 1, 2, 3,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm18 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.tensor.2d"
+    "\000.global.shared::cta.til"
+    "e.bulk_group.override::g"
+    "lobal_address.override::"
+    "global_dim_stride\000cp.asy"
+    "nc.bulk.tensor.3d\000cp.asy"
+    "nc.bulk.tensor.4d\000cp.asy"
+    "nc.bulk.tensor.5d\000";
+inline constexpr char cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode[] =
+    "\001\031r\031\212\031\242\031";
+inline constexpr char cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[] =
+    "\000\001\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm18<cp_async_bulk_tensor_store_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    cp_async_bulk_tensor_asm18<detail::packed_at<1>(cp_async_bulk_tensor_store_override_dim_stride_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm19 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.1d.L2.global", ".L2::evict_last", ".tile",
-    ".tile.L2::evict_last", "cp.async.bulk.prefetch.tensor.2d.L2.global", ".tile::gather4", ".tile::gather4.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.3d.L2.global", "cp.async.bulk.prefetch.tensor.4d.L2.global", "cp.async.bulk.prefetch.tensor.5d.L2.global",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 5, 0, 5, 2, 5, 3, 5, 4,
-    5, 6, 5, 7, 8, 0, 8, 2, 8, 3, 8, 4, 9, 0, 9, 2,
-    9, 3, 9, 4, 10, 0, 10, 2, 10, 3, 10, 4,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms0_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm19 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.1d.L2.global\000.L2:"
+    ":evict_last\000.tile\000.tile."
+    "L2::evict_last\000cp.async."
+    "bulk.prefetch.tensor.2d."
+    "L2.global\000.tile::gather4"
+    "\000.tile::gather4.L2::evic"
+    "t_last\000cp.async.bulk.pre"
+    "fetch.tensor.3d.L2.globa"
+    "l\000cp.async.bulk.prefetch"
+    ".tensor.4d.L2.global\000cp."
+    "async.bulk.prefetch.tens"
+    "or.5d.L2.global\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_forms0_opcode[] =
+    "\001\000\000\000\001\000,\000\001\000<\000\001\000B\000W\000\000\000W\000,\000"
+    "W\000<\000W\000B\000W\000\202\000W\000\221\000\257\000\000\000\257\000,\000"
+    "\257\000<\000\257\000B\000\332\000\000\000\332\000,\000\332\000<\000\332\000B\000"
+    "\005\001\000\000\005\001,\000\005\001<\000\005\001B\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_forms0_statement[] =
+    "\000\000\000\000\001\001\001\001\002\002\003\003\003\003\004\004\004\004\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm19<cp_async_bulk_prefetch_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords);
+    cp_async_bulk_tensor_asm19<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm20 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.1d", ".L2.global.L2::cache_hint", ".L2.global.tile.L2::cache_hint",
-    "cp.async.bulk.prefetch.tensor.2d", ".L2.global.tile::gather4.L2::cache_hint", "cp.async.bulk.prefetch.tensor.3d", "cp.async.bulk.prefetch.tensor.4d",
-    "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 4, 5, 6, 2, 6, 3, 7, 2,
-    7, 3, 8, 2, 8, 3,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_forms1_statement[] = {
-    0, 0, 1, 1, 2, 3, 3, 4, 4, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm20 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.1d\000.L2.global.L2:"
+    ":cache_hint\000.L2.global.t"
+    "ile.L2::cache_hint\000cp.as"
+    "ync.bulk.prefetch.tensor"
+    ".2d\000.L2.global.tile::gat"
+    "her4.L2::cache_hint\000cp.a"
+    "sync.bulk.prefetch.tenso"
+    "r.3d\000cp.async.bulk.prefe"
+    "tch.tensor.4d\000cp.async.b"
+    "ulk.prefetch.tensor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_forms1_opcode[] =
+    "\001\"\001<[\"[<[|\244\"\244<\305\"\305<\346\"\346<";
+inline constexpr char cp_async_bulk_prefetch_tensor_forms1_statement[] =
+    "\000\000\001\001\002\003\003\004\004\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm20<cp_async_bulk_prefetch_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
+    cp_async_bulk_tensor_asm20<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_forms1_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_override_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm21 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.1d", ".L2.global.tile.override::global_address", "cp.async.bulk.prefetch.tensor.2d",
-    "cp.async.bulk.prefetch.tensor.3d", "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_override_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 2, 5, 2, 6, 2,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_forms0_statement[] = {
-    0, 1, 2, 3, 4,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_override_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm21 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.1d\000.L2.global.til"
+    "e.override::global_addre"
+    "ss\000cp.async.bulk.prefetc"
+    "h.tensor.2d\000cp.async.bul"
+    "k.prefetch.tensor.3d\000cp."
+    "async.bulk.prefetch.tens"
+    "or.4d\000cp.async.bulk.pref"
+    "etch.tensor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_override_forms0_opcode[] =
+    "\001\"K\"l\"\215\"\256\"";
+inline constexpr char cp_async_bulk_prefetch_tensor_override_forms0_statement[] =
+    "\000\001\002\003\004";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm21<cp_async_bulk_prefetch_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address);
+    cp_async_bulk_tensor_asm21<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_override_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, global_address);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm22 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.2d", ".L2.global.tile.override::global_address.override::global_dim_stride", "cp.async.bulk.prefetch.tensor.3d",
-    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 2, 5, 2,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[] = {
-    0, 1, 2, 3,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm22 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.2d\000.L2.global.til"
+    "e.override::global_addre"
+    "ss.override::global_dim_"
+    "stride\000cp.async.bulk.pre"
+    "fetch.tensor.3d\000cp.async"
+    ".bulk.prefetch.tensor.4d"
+    "\000cp.async.bulk.prefetch."
+    "tensor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode[] =
+    "\001\"g\"\210\"\251\"";
+inline constexpr char cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[] =
+    "\000\001\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm22<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
+    cp_async_bulk_tensor_asm22<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm23 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col", ".L2.global.im2col.L2::evict_last",
-    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms0_statement[] = {
-    0, 0, 1, 1, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm23 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.3d\000.L2.global.im2"
+    "col\000.L2.global.im2col.L2"
+    "::evict_last\000cp.async.bu"
+    "lk.prefetch.tensor.4d\000cp"
+    ".async.bulk.prefetch.ten"
+    "sor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms0_opcode[] =
+    "\001\"\0014U\"U4v\"v4";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms0_statement[] =
+    "\000\000\001\001\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm23<cp_async_bulk_prefetch_tensor_im2col_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
+    cp_async_bulk_tensor_asm23<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_im2col_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm24 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col.L2::cache_hint", "cp.async.bulk.prefetch.tensor.4d",
-    "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] = {
-    1, 2, 3, 2, 4, 2,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_forms1_statement[] = {
-    0, 1, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm24 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.3d\000.L2.global.im2"
+    "col.L2::cache_hint\000cp.as"
+    "ync.bulk.prefetch.tensor"
+    ".4d\000cp.async.bulk.prefet"
+    "ch.tensor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms1_opcode[] =
+    "\001\"C\"d\"";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_forms1_statement[] =
+    "\000\001\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_offsets, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm24<cp_async_bulk_prefetch_tensor_im2col_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
+    cp_async_bulk_tensor_asm24<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_im2col_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_forms1_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, im2col_offsets, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm25 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.3d.L2.global", ".im2col::w", ".im2col::w.L2::evict_last",
-    ".im2col::w::128", ".im2col::w::128.L2::evict_last", "cp.async.bulk.prefetch.tensor.4d.L2.global", "cp.async.bulk.prefetch.tensor.5d.L2.global",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm25 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.3d.L2.global\000.im2"
+    "col::w\000.im2col::w.L2::ev"
+    "ict_last\000.im2col::w::128"
+    "\000.im2col::w::128.L2::evi"
+    "ct_last\000cp.async.bulk.pr"
+    "efetch.tensor.4d.L2.glob"
+    "al\000cp.async.bulk.prefetc"
+    "h.tensor.5d.L2.global\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode[] =
+    "\001,\0017\001Q\001a\200,\2007\200Q\200a\253,\2537\253Q\253a";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[] =
+    "\000\000\000\000\001\001\001\001\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm25<cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
+    cp_async_bulk_tensor_asm25<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_im2col_w_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, im2col_w);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, as
-// two pieces (their numbers in cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm26 it takes.
-inline constexpr const char* cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces[] = {
-    "", "cp.async.bulk.prefetch.tensor.3d", ".L2.global.im2col::w.L2::cache_hint", ".L2.global.im2col::w::128.L2::cache_hint",
-    "cp.async.bulk.prefetch.tensor.4d", "cp.async.bulk.prefetch.tensor.5d",
-};
-inline constexpr unsigned char cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
-};
-inline constexpr unsigned short cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[] = {
-    0, 0, 1, 1, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces, at the offsets in
+// cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm26 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces[] =
+    "\000cp.async.bulk.prefetch."
+    "tensor.3d\000.L2.global.im2"
+    "col::w.L2::cache_hint\000.L"
+    "2.global.im2col::w::128."
+    "L2::cache_hint\000cp.async."
+    "bulk.prefetch.tensor.4d\000"
+    "cp.async.bulk.prefetch.t"
+    "ensor.5d\000";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode[] =
+    "\001\"\001Fo\"oF\220\"\220F";
+inline constexpr char cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[] =
+    "\000\000\001\001\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm26<cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement[PtxgenF], detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
+    cp_async_bulk_tensor_asm26<detail::packed_at<1>(cp_async_bulk_prefetch_tensor_im2col_w_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces, cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, 1, PtxgenF>>(tensor_map, tensor_coords, im2col_w, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_tensor_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm15 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.bulk_group", ".add.tile.bulk_group",
-    ".min.bulk_group", ".min.tile.bulk_group", ".max.bulk_group", ".max.tile.bulk_group",
-    ".inc.bulk_group", ".inc.tile.bulk_group", ".dec.bulk_group", ".dec.tile.bulk_group",
-    ".and.bulk_group", ".and.tile.bulk_group", ".or.bulk_group", ".or.tile.bulk_group",
-    ".xor.bulk_group", ".xor.tile.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile::scatter4.bulk_group",
-    ".min.tile::scatter4.bulk_group", ".max.tile::scatter4.bulk_group", ".inc.tile::scatter4.bulk_group", ".dec.tile::scatter4.bulk_group",
-    ".and.tile::scatter4.bulk_group", ".or.tile::scatter4.bulk_group", ".xor.tile::scatter4.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
-    ".add.im2col_no_offs.bulk_group", ".min.im2col_no_offs.bulk_group", ".max.im2col_no_offs.bulk_group", ".inc.im2col_no_offs.bulk_group",
-    ".dec.im2col_no_offs.bulk_group", ".and.im2col_no_offs.bulk_group", ".or.im2col_no_offs.bulk_group", ".xor.im2col_no_offs.bulk_group",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_tensor_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    18, 2, 18, 3, 18, 19, 18, 4, 18, 5, 18, 20, 18, 6, 18, 7,
-    18, 21, 18, 8, 18, 9, 18, 22, 18, 10, 18, 11, 18, 23, 18, 12,
-    18, 13, 18, 24, 18, 14, 18, 15, 18, 25, 18, 16, 18, 17, 18, 26,
-    27, 2, 27, 3, 27, 28, 27, 4, 27, 5, 27, 29, 27, 6, 27, 7,
-    27, 30, 27, 8, 27, 9, 27, 31, 27, 10, 27, 11, 27, 32, 27, 12,
-    27, 13, 27, 33, 27, 14, 27, 15, 27, 34, 27, 16, 27, 17, 27, 35,
-    36, 2, 36, 3, 36, 28, 36, 4, 36, 5, 36, 29, 36, 6, 36, 7,
-    36, 30, 36, 8, 36, 9, 36, 31, 36, 10, 36, 11, 36, 32, 36, 12,
-    36, 13, 36, 33, 36, 14, 36, 15, 36, 34, 36, 16, 36, 17, 36, 35,
-    37, 2, 37, 3, 37, 28, 37, 4, 37, 5, 37, 29, 37, 6, 37, 7,
-    37, 30, 37, 8, 37, 9, 37, 31, 37, 10, 37, 11, 37, 32, 37, 12,
-    37, 13, 37, 33, 37, 14, 37, 15, 37, 34, 37, 16, 37, 17, 37, 35,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1,
-    1, 2, 1, 1, 2, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_tensor_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_tensor_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.te"
+    "nsor.1d.global.shared::c"
+    "ta\000.add.bulk_group\000.add."
+    "tile.bulk_group\000.min.bul"
+    "k_group\000.min.tile.bulk_g"
+    "roup\000.max.bulk_group\000.ma"
+    "x.tile.bulk_group\000.inc.b"
+    "ulk_group\000.inc.tile.bulk"
+    "_group\000.dec.bulk_group\000."
+    "dec.tile.bulk_group\000.and"
+    ".bulk_group\000.and.tile.bu"
+    "lk_group\000.or.bulk_group\000"
+    ".or.tile.bulk_group\000.xor"
+    ".bulk_group\000.xor.tile.bu"
+    "lk_group\000cp.reduce.async"
+    ".bulk.tensor.2d.global.s"
+    "hared::cta\000.add.tile::sc"
+    "atter4.bulk_group\000.min.t"
+    "ile::scatter4.bulk_group"
+    "\000.max.tile::scatter4.bul"
+    "k_group\000.inc.tile::scatt"
+    "er4.bulk_group\000.dec.tile"
+    "::scatter4.bulk_group\000.a"
+    "nd.tile::scatter4.bulk_g"
+    "roup\000.or.tile::scatter4."
+    "bulk_group\000.xor.tile::sc"
+    "atter4.bulk_group\000cp.red"
+    "uce.async.bulk.tensor.3d"
+    ".global.shared::cta\000.add"
+    ".im2col_no_offs.bulk_gro"
+    "up\000.min.im2col_no_offs.b"
+    "ulk_group\000.max.im2col_no"
+    "_offs.bulk_group\000.inc.im"
+    "2col_no_offs.bulk_group\000"
+    ".dec.im2col_no_offs.bulk"
+    "_group\000.and.im2col_no_of"
+    "fs.bulk_group\000.or.im2col"
+    "_no_offs.bulk_group\000.xor"
+    ".im2col_no_offs.bulk_gro"
+    "up\000cp.reduce.async.bulk."
+    "tensor.4d.global.shared:"
+    ":cta\000cp.reduce.async.bul"
+    "k.tensor.5d.global.share"
+    "d::cta\000";
+inline constexpr char cp_reduce_async_bulk_tensor_forms0_opcode[] =
+    "\001\0003\000\001\000C\000\001\000X\000\001\000h\000\001\000}\000\001\000\215\000"
+    "\001\000\242\000\001\000\262\000\001\000\307\000\001\000\327\000\001\000\354\000\001\000\374\000"
+    "\001\000\021\001\001\000 \001\001\0004\001\001\000D\001Y\0013\000Y\001C\000"
+    "Y\001\213\001Y\001X\000Y\001h\000Y\001\252\001Y\001}\000Y\001\215\000"
+    "Y\001\311\001Y\001\242\000Y\001\262\000Y\001\350\001Y\001\307\000Y\001\327\000"
+    "Y\001\007\002Y\001\354\000Y\001\374\000Y\001&\002Y\001\021\001Y\001 \001"
+    "Y\001E\002Y\0014\001Y\001D\001Y\001c\002\202\0023\000\202\002C\000"
+    "\202\002\264\002\202\002X\000\202\002h\000\202\002\323\002\202\002}\000\202\002\215\000"
+    "\202\002\362\002\202\002\242\000\202\002\262\000\202\002\021\003\202\002\307\000\202\002\327\000"
+    "\202\0020\003\202\002\354\000\202\002\374\000\202\002O\003\202\002\021\001\202\002 \001"
+    "\202\002n\003\202\0024\001\202\002D\001\202\002\214\003\253\0033\000\253\003C\000"
+    "\253\003\264\002\253\003X\000\253\003h\000\253\003\323\002\253\003}\000\253\003\215\000"
+    "\253\003\362\002\253\003\242\000\253\003\262\000\253\003\021\003\253\003\307\000\253\003\327\000"
+    "\253\0030\003\253\003\354\000\253\003\374\000\253\003O\003\253\003\021\001\253\003 \001"
+    "\253\003n\003\253\0034\001\253\003D\001\253\003\214\003\335\0033\000\335\003C\000"
+    "\335\003\264\002\335\003X\000\335\003h\000\335\003\323\002\335\003}\000\335\003\215\000"
+    "\335\003\362\002\335\003\242\000\335\003\262\000\335\003\021\003\335\003\307\000\335\003\327\000"
+    "\335\0030\003\335\003\354\000\335\003\374\000\335\003O\003\335\003\021\001\335\003 \001"
+    "\335\003n\003\335\0034\001\335\003D\001\335\003\214\003";
+inline constexpr char cp_reduce_async_bulk_tensor_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\002\001\001\002\001\001"
+    "\002\001\001\002\001\001\002\001\001\002\001\001\002\001\001\002\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm15<cp_reduce_async_bulk_tensor_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem);
+    cp_async_bulk_tensor_asm15<detail::packed_at<1>(cp_reduce_async_bulk_tensor_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_tensor_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_forms1: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms1_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_tensor_forms1_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm16 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_forms1_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.bulk_group.L2::cache_hint", ".add.tile.bulk_group.L2::cache_hint",
-    ".min.bulk_group.L2::cache_hint", ".min.tile.bulk_group.L2::cache_hint", ".max.bulk_group.L2::cache_hint", ".max.tile.bulk_group.L2::cache_hint",
-    ".inc.bulk_group.L2::cache_hint", ".inc.tile.bulk_group.L2::cache_hint", ".dec.bulk_group.L2::cache_hint", ".dec.tile.bulk_group.L2::cache_hint",
-    ".and.bulk_group.L2::cache_hint", ".and.tile.bulk_group.L2::cache_hint", ".or.bulk_group.L2::cache_hint", ".or.tile.bulk_group.L2::cache_hint",
-    ".xor.bulk_group.L2::cache_hint", ".xor.tile.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile::scatter4.bulk_group.L2::cache_hint",
-    ".min.tile::scatter4.bulk_group.L2::cache_hint", ".max.tile::scatter4.bulk_group.L2::cache_hint", ".inc.tile::scatter4.bulk_group.L2::cache_hint", ".dec.tile::scatter4.bulk_group.L2::cache_hint",
-    ".and.tile::scatter4.bulk_group.L2::cache_hint", ".or.tile::scatter4.bulk_group.L2::cache_hint", ".xor.tile::scatter4.bulk_group.L2::cache_hint", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
-    ".add.im2col_no_offs.bulk_group.L2::cache_hint", ".min.im2col_no_offs.bulk_group.L2::cache_hint", ".max.im2col_no_offs.bulk_group.L2::cache_hint", ".inc.im2col_no_offs.bulk_group.L2::cache_hint",
-    ".dec.im2col_no_offs.bulk_group.L2::cache_hint", ".and.im2col_no_offs.bulk_group.L2::cache_hint", ".or.im2col_no_offs.bulk_group.L2::cache_hint", ".xor.im2col_no_offs.bulk_group.L2::cache_hint",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_tensor_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    18, 2, 18, 3, 18, 19, 18, 4, 18, 5, 18, 20, 18, 6, 18, 7,
-    18, 21, 18, 8, 18, 9, 18, 22, 18, 10, 18, 11, 18, 23, 18, 12,
-    18, 13, 18, 24, 18, 14, 18, 15, 18, 25, 18, 16, 18, 17, 18, 26,
-    27, 2, 27, 3, 27, 28, 27, 4, 27, 5, 27, 29, 27, 6, 27, 7,
-    27, 30, 27, 8, 27, 9, 27, 31, 27, 10, 27, 11, 27, 32, 27, 12,
-    27, 13, 27, 33, 27, 14, 27, 15, 27, 34, 27, 16, 27, 17, 27, 35,
-    36, 2, 36, 3, 36, 28, 36, 4, 36, 5, 36, 29, 36, 6, 36, 7,
-    36, 30, 36, 8, 36, 9, 36, 31, 36, 10, 36, 11, 36, 32, 36, 12,
-    36, 13, 36, 33, 36, 14, 36, 15, 36, 34, 36, 16, 36, 17, 36, 35,
-    37, 2, 37, 3, 37, 28, 37, 4, 37, 5, 37, 29, 37, 6, 37, 7,
-    37, 30, 37, 8, 37, 9, 37, 31, 37, 10, 37, 11, 37, 32, 37, 12,
-    37, 13, 37, 33, 37, 14, 37, 15, 37, 34, 37, 16, 37, 17, 37, 35,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_tensor_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2, 1,
-    1, 2, 1, 1, 2, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_forms1_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_tensor_forms1_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm16 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_tensor_forms1_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.te"
+    "nsor.1d.global.shared::c"
+    "ta\000.add.bulk_group.L2::c"
+    "ache_hint\000.add.tile.bulk"
+    "_group.L2::cache_hint\000.m"
+    "in.bulk_group.L2::cache_"
+    "hint\000.min.tile.bulk_grou"
+    "p.L2::cache_hint\000.max.bu"
+    "lk_group.L2::cache_hint\000"
+    ".max.tile.bulk_group.L2:"
+    ":cache_hint\000.inc.bulk_gr"
+    "oup.L2::cache_hint\000.inc."
+    "tile.bulk_group.L2::cach"
+    "e_hint\000.dec.bulk_group.L"
+    "2::cache_hint\000.dec.tile."
+    "bulk_group.L2::cache_hin"
+    "t\000.and.bulk_group.L2::ca"
+    "che_hint\000.and.tile.bulk_"
+    "group.L2::cache_hint\000.or"
+    ".bulk_group.L2::cache_hi"
+    "nt\000.or.tile.bulk_group.L"
+    "2::cache_hint\000.xor.bulk_"
+    "group.L2::cache_hint\000.xo"
+    "r.tile.bulk_group.L2::ca"
+    "che_hint\000cp.reduce.async"
+    ".bulk.tensor.2d.global.s"
+    "hared::cta\000.add.tile::sc"
+    "atter4.bulk_group.L2::ca"
+    "che_hint\000.min.tile::scat"
+    "ter4.bulk_group.L2::cach"
+    "e_hint\000.max.tile::scatte"
+    "r4.bulk_group.L2::cache_"
+    "hint\000.inc.tile::scatter4"
+    ".bulk_group.L2::cache_hi"
+    "nt\000.dec.tile::scatter4.b"
+    "ulk_group.L2::cache_hint"
+    "\000.and.tile::scatter4.bul"
+    "k_group.L2::cache_hint\000."
+    "or.tile::scatter4.bulk_g"
+    "roup.L2::cache_hint\000.xor"
+    ".tile::scatter4.bulk_gro"
+    "up.L2::cache_hint\000cp.red"
+    "uce.async.bulk.tensor.3d"
+    ".global.shared::cta\000.add"
+    ".im2col_no_offs.bulk_gro"
+    "up.L2::cache_hint\000.min.i"
+    "m2col_no_offs.bulk_group"
+    ".L2::cache_hint\000.max.im2"
+    "col_no_offs.bulk_group.L"
+    "2::cache_hint\000.inc.im2co"
+    "l_no_offs.bulk_group.L2:"
+    ":cache_hint\000.dec.im2col_"
+    "no_offs.bulk_group.L2::c"
+    "ache_hint\000.and.im2col_no"
+    "_offs.bulk_group.L2::cac"
+    "he_hint\000.or.im2col_no_of"
+    "fs.bulk_group.L2::cache_"
+    "hint\000.xor.im2col_no_offs"
+    ".bulk_group.L2::cache_hi"
+    "nt\000cp.reduce.async.bulk."
+    "tensor.4d.global.shared:"
+    ":cta\000cp.reduce.async.bul"
+    "k.tensor.5d.global.share"
+    "d::cta\000";
+inline constexpr char cp_reduce_async_bulk_tensor_forms1_opcode[] =
+    "\001\0003\000\001\000R\000\001\000v\000\001\000\225\000\001\000\271\000\001\000\330\000"
+    "\001\000\374\000\001\000\033\001\001\000\?\001\001\000^\001\001\000\202\001\001\000\241\001"
+    "\001\000\305\001\001\000\343\001\001\000\006\002\001\000%\002I\0023\000I\002R\000"
+    "I\002{\002I\002v\000I\002\225\000I\002\251\002I\002\271\000I\002\330\000"
+    "I\002\327\002I\002\374\000I\002\033\001I\002\005\003I\002\?\001I\002^\001"
+    "I\0023\003I\002\202\001I\002\241\001I\002a\003I\002\305\001I\002\343\001"
+    "I\002\217\003I\002\006\002I\002%\002I\002\274\003\352\0033\000\352\003R\000"
+    "\352\003\034\004\352\003v\000\352\003\225\000\352\003J\004\352\003\271\000\352\003\330\000"
+    "\352\003x\004\352\003\374\000\352\003\033\001\352\003\246\004\352\003\?\001\352\003^\001"
+    "\352\003\324\004\352\003\202\001\352\003\241\001\352\003\002\005\352\003\305\001\352\003\343\001"
+    "\352\0030\005\352\003\006\002\352\003%\002\352\003]\005\213\0053\000\213\005R\000"
+    "\213\005\034\004\213\005v\000\213\005\225\000\213\005J\004\213\005\271\000\213\005\330\000"
+    "\213\005x\004\213\005\374\000\213\005\033\001\213\005\246\004\213\005\?\001\213\005^\001"
+    "\213\005\324\004\213\005\202\001\213\005\241\001\213\005\002\005\213\005\305\001\213\005\343\001"
+    "\213\0050\005\213\005\006\002\213\005%\002\213\005]\005\275\0053\000\275\005R\000"
+    "\275\005\034\004\275\005v\000\275\005\225\000\275\005J\004\275\005\271\000\275\005\330\000"
+    "\275\005x\004\275\005\374\000\275\005\033\001\275\005\246\004\275\005\?\001\275\005^\001"
+    "\275\005\324\004\275\005\202\001\275\005\241\001\275\005\002\005\275\005\305\001\275\005\343\001"
+    "\275\0050\005\275\005\006\002\275\005%\002\275\005]\005";
+inline constexpr char cp_reduce_async_bulk_tensor_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\002\001\001\002\001\001"
+    "\002\001\001\002\001\001\002\001\001\002\001\001\002\001\001\002\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 src_mem, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm16<cp_reduce_async_bulk_tensor_forms1_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode_pieces, cp_reduce_async_bulk_tensor_forms1_opcode, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
+    cp_async_bulk_tensor_asm16<detail::packed_at<1>(cp_reduce_async_bulk_tensor_forms1_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_tensor_forms1_opcode_pieces, cp_reduce_async_bulk_tensor_forms1_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, src_mem, cache_policy);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_override_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm17 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta", ".add.tile.override::global_address.bulk_group", ".min.tile.override::global_address.bulk_group",
-    ".max.tile.override::global_address.bulk_group", ".inc.tile.override::global_address.bulk_group", ".dec.tile.override::global_address.bulk_group", ".and.tile.override::global_address.bulk_group",
-    ".or.tile.override::global_address.bulk_group", ".xor.tile.override::global_address.bulk_group", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", "cp.reduce.async.bulk.tensor.3d.global.shared::cta",
-    "cp.reduce.async.bulk.tensor.4d.global.shared::cta", "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
-    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
-    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
-    2, 2, 2, 2, 2, 2, 2, 2,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_tensor_override_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm17 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.te"
+    "nsor.1d.global.shared::c"
+    "ta\000.add.tile.override::g"
+    "lobal_address.bulk_group"
+    "\000.min.tile.override::glo"
+    "bal_address.bulk_group\000."
+    "max.tile.override::globa"
+    "l_address.bulk_group\000.in"
+    "c.tile.override::global_"
+    "address.bulk_group\000.dec."
+    "tile.override::global_ad"
+    "dress.bulk_group\000.and.ti"
+    "le.override::global_addr"
+    "ess.bulk_group\000.or.tile."
+    "override::global_address"
+    ".bulk_group\000.xor.tile.ov"
+    "erride::global_address.b"
+    "ulk_group\000cp.reduce.asyn"
+    "c.bulk.tensor.2d.global."
+    "shared::cta\000cp.reduce.as"
+    "ync.bulk.tensor.3d.globa"
+    "l.shared::cta\000cp.reduce."
+    "async.bulk.tensor.4d.glo"
+    "bal.shared::cta\000cp.reduc"
+    "e.async.bulk.tensor.5d.g"
+    "lobal.shared::cta\000";
+inline constexpr char cp_reduce_async_bulk_tensor_override_forms0_opcode[] =
+    "\001\0003\000\001\000a\000\001\000\217\000\001\000\275\000\001\000\353\000\001\000\031\001"
+    "\001\000G\001\001\000t\001\242\0013\000\242\001a\000\242\001\217\000\242\001\275\000"
+    "\242\001\353\000\242\001\031\001\242\001G\001\242\001t\001\324\0013\000\324\001a\000"
+    "\324\001\217\000\324\001\275\000\324\001\353\000\324\001\031\001\324\001G\001\324\001t\001"
+    "\006\0023\000\006\002a\000\006\002\217\000\006\002\275\000\006\002\353\000\006\002\031\001"
+    "\006\002G\001\006\002t\0018\0023\0008\002a\0008\002\217\0008\002\275\000"
+    "8\002\353\0008\002\031\0018\002G\0018\002t\001";
+inline constexpr char cp_reduce_async_bulk_tensor_override_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\003\003\003\003\003\003\003\003"
+    "\004\004\004\004\004\004\004\004\002\002\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm17<cp_reduce_async_bulk_tensor_override_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
+    cp_async_bulk_tensor_asm17<detail::packed_at<1>(cp_reduce_async_bulk_tensor_override_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, global_address, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_override_dim_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm27 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add", ".tile.override::global_address.override::global_dim.bulk_group", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.min",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.max", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.inc", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.dec", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.and",
-    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.or", "cp.reduce.async.bulk.tensor.1d.global.shared::cta.xor",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_dim_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 2, 5, 2, 6, 2, 7, 2, 8, 2, 9, 2,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm27 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.te"
+    "nsor.1d.global.shared::c"
+    "ta.add\000.tile.override::g"
+    "lobal_address.override::"
+    "global_dim.bulk_group\000cp"
+    ".reduce.async.bulk.tenso"
+    "r.1d.global.shared::cta."
+    "min\000cp.reduce.async.bulk"
+    ".tensor.1d.global.shared"
+    "::cta.max\000cp.reduce.asyn"
+    "c.bulk.tensor.1d.global."
+    "shared::cta.inc\000cp.reduc"
+    "e.async.bulk.tensor.1d.g"
+    "lobal.shared::cta.dec\000cp"
+    ".reduce.async.bulk.tenso"
+    "r.1d.global.shared::cta."
+    "and\000cp.reduce.async.bulk"
+    ".tensor.1d.global.shared"
+    "::cta.or\000cp.reduce.async"
+    ".bulk.tensor.1d.global.s"
+    "hared::cta.xor\000";
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_forms0_opcode[] =
+    "\001\0007\000v\0007\000\254\0007\000\342\0007\000\030\0017\000N\0017\000"
+    "\204\0017\000\271\0017\000";
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm27<cp_reduce_async_bulk_tensor_override_dim_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
+    cp_async_bulk_tensor_asm27<detail::packed_at<1>(cp_reduce_async_bulk_tensor_override_dim_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // cp_reduce_async_bulk_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, as
-// two pieces (their numbers in cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces), and the asm statement of
-// cp_async_bulk_tensor_asm18 it takes.
-inline constexpr const char* cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces[] = {
-    "", "cp.reduce.async.bulk.tensor.2d.global.shared::cta", ".add.tile.override::global_address.override::global_dim_stride.bulk_group", ".min.tile.override::global_address.override::global_dim_stride.bulk_group",
-    ".max.tile.override::global_address.override::global_dim_stride.bulk_group", ".inc.tile.override::global_address.override::global_dim_stride.bulk_group", ".dec.tile.override::global_address.override::global_dim_stride.bulk_group", ".and.tile.override::global_address.override::global_dim_stride.bulk_group",
-    ".or.tile.override::global_address.override::global_dim_stride.bulk_group", ".xor.tile.override::global_address.override::global_dim_stride.bulk_group", "cp.reduce.async.bulk.tensor.3d.global.shared::cta", "cp.reduce.async.bulk.tensor.4d.global.shared::cta",
-    "cp.reduce.async.bulk.tensor.5d.global.shared::cta",
-};
-inline constexpr unsigned char cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
-    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
-};
-inline constexpr unsigned short cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces, at the offsets in
+// cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, 2 byte(s) each), and the asm statement of
+// cp_async_bulk_tensor_asm18 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces[] =
+    "\000cp.reduce.async.bulk.te"
+    "nsor.2d.global.shared::c"
+    "ta\000.add.tile.override::g"
+    "lobal_address.override::"
+    "global_dim_stride.bulk_g"
+    "roup\000.min.tile.override:"
+    ":global_address.override"
+    "::global_dim_stride.bulk"
+    "_group\000.max.tile.overrid"
+    "e::global_address.overri"
+    "de::global_dim_stride.bu"
+    "lk_group\000.inc.tile.overr"
+    "ide::global_address.over"
+    "ride::global_dim_stride."
+    "bulk_group\000.dec.tile.ove"
+    "rride::global_address.ov"
+    "erride::global_dim_strid"
+    "e.bulk_group\000.and.tile.o"
+    "verride::global_address."
+    "override::global_dim_str"
+    "ide.bulk_group\000.or.tile."
+    "override::global_address"
+    ".override::global_dim_st"
+    "ride.bulk_group\000.xor.til"
+    "e.override::global_addre"
+    "ss.override::global_dim_"
+    "stride.bulk_group\000cp.red"
+    "uce.async.bulk.tensor.3d"
+    ".global.shared::cta\000cp.r"
+    "educe.async.bulk.tensor."
+    "4d.global.shared::cta\000cp"
+    ".reduce.async.bulk.tenso"
+    "r.5d.global.shared::cta\000";
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode[] =
+    "\001\0003\000\001\000}\000\001\000\307\000\001\000\021\001\001\000[\001\001\000\245\001"
+    "\001\000\357\001\001\0008\002\202\0023\000\202\002}\000\202\002\307\000\202\002\021\001"
+    "\202\002[\001\202\002\245\001\202\002\357\001\202\0028\002\264\0023\000\264\002}\000"
+    "\264\002\307\000\264\002\021\001\264\002[\001\264\002\245\001\264\002\357\001\264\0028\002"
+    "\346\0023\000\346\002}\000\346\002\307\000\346\002\021\001\346\002[\001\346\002\245\001"
+    "\346\002\357\001\346\0028\002";
+inline constexpr char cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\002\002\002\002\002\002\002\002"
+    "\003\003\003\003\003\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride_forms0(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_tensor_asm18<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement[PtxgenF], detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
+    cp_async_bulk_tensor_asm18<detail::packed_at<1>(cp_reduce_async_bulk_tensor_override_dim_stride_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces, cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, 2, PtxgenF>>(tensor_map, tensor_coords, global_address, tensor_sizes, lower_strides, upper_stride, src_mem);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -33,167 +33,173 @@ PTXGEN_PTX_DEVICE void fence_asm1(PtxgenA0 addr) {
 }
 
 // fence_forms0: the opcode of each form, in the order of fence_forms0_table, as
-// two pieces (their numbers in fence_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* fence_forms0_opcode_pieces[] = {
-    "", "fence", ".cta", "fence.sc",
-    "fence.acq_rel", "fence.acquire", "fence.release", ".cluster",
-    ".gpu", ".sys",
-};
-inline constexpr unsigned char fence_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 2, 5, 2, 6, 2, 1, 7, 3, 7, 4, 7,
-    5, 7, 6, 7, 1, 8, 3, 8, 4, 8, 5, 8, 6, 8, 1, 9,
-    3, 9, 4, 9, 5, 9, 6, 9,
-};
-inline constexpr unsigned short fence_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in fence_forms0_opcode_pieces, at the offsets in
+// fence_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_forms0_opcode_pieces[] =
+    "\000fence\000.cta\000fence.sc\000fen"
+    "ce.acq_rel\000fence.acquire"
+    "\000fence.release\000.cluster\000"
+    ".gpu\000.sys\000";
+inline constexpr char fence_forms0_opcode[] =
+    "\001\007\014\007\025\007#\0071\007\001\?\014\?\025\?#\?1\?\001H\014H"
+    "\025H#H1H\001M\014M\025M#M1M";
+inline constexpr char fence_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_forms0_statement[PtxgenF], detail::opcode_text<fence_forms0_opcode_pieces, fence_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(fence_forms0_statement, PtxgenF), detail::opcode_text<fence_forms0_opcode_pieces, fence_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_sync_restrict_forms0: the opcode of each form, in the order of fence_sync_restrict_forms0_table, as
-// two pieces (their numbers in fence_sync_restrict_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* fence_sync_restrict_forms0_opcode_pieces[] = {
-    "", "fence.acquire.sync_restrict::shared::cluster", ".cluster", "fence.release.sync_restrict::shared::cta",
-};
-inline constexpr unsigned char fence_sync_restrict_forms0_opcode[] = {
-    1, 2, 3, 2,
-};
-inline constexpr unsigned short fence_sync_restrict_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in fence_sync_restrict_forms0_opcode_pieces, at the offsets in
+// fence_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_sync_restrict_forms0_opcode_pieces[] =
+    "\000fence.acquire.sync_rest"
+    "rict::shared::cluster\000.c"
+    "luster\000fence.release.syn"
+    "c_restrict::shared::cta\000";
+inline constexpr char fence_sync_restrict_forms0_opcode[] =
+    "\001.7.";
+inline constexpr char fence_sync_restrict_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<fence_sync_restrict_forms0_opcode_pieces, fence_sync_restrict_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(fence_sync_restrict_forms0_statement, PtxgenF), detail::opcode_text<fence_sync_restrict_forms0_opcode_pieces, fence_sync_restrict_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_forms0: the opcode of each form, in the order of fence_proxy_forms0_table, as
-// two pieces (their numbers in fence_proxy_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* fence_proxy_forms0_opcode_pieces[] = {
-    "", "fence.proxy", ".alias", ".alias.acquire.sys",
-    ".alias.release.sys", ".async", ".async.global", ".async.shared::cta",
-    ".async.shared::cluster",
-};
-inline constexpr unsigned char fence_proxy_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-};
-inline constexpr unsigned short fence_proxy_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in fence_proxy_forms0_opcode_pieces, at the offsets in
+// fence_proxy_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_proxy_forms0_opcode_pieces[] =
+    "\000fence.proxy\000.alias\000.ali"
+    "as.acquire.sys\000.alias.re"
+    "lease.sys\000.async\000.async."
+    "global\000.async.shared::ct"
+    "a\000.async.shared::cluster"
+    "\000";
+inline constexpr char fence_proxy_forms0_opcode[] =
+    "\001\015\001\024\001'\001:\001A\001O\001b";
+inline constexpr char fence_proxy_forms0_statement[] =
+    "\000\000\000\000\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_forms0_opcode_pieces, fence_proxy_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(fence_proxy_forms0_statement, PtxgenF), detail::opcode_text<fence_proxy_forms0_opcode_pieces, fence_proxy_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_tensormap_generic_forms0: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms0_table, as
-// two pieces (their numbers in fence_proxy_tensormap_generic_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* fence_proxy_tensormap_generic_forms0_opcode_pieces[] = {
-    "", "fence.proxy.tensormap::generic.release", ".cta", ".cluster",
-    ".gpu", ".sys",
-};
-inline constexpr unsigned char fence_proxy_tensormap_generic_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5,
-};
-inline constexpr unsigned short fence_proxy_tensormap_generic_forms0_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in fence_proxy_tensormap_generic_forms0_opcode_pieces, at the offsets in
+// fence_proxy_tensormap_generic_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_proxy_tensormap_generic_forms0_opcode_pieces[] =
+    "\000fence.proxy.tensormap::"
+    "generic.release\000.cta\000.cl"
+    "uster\000.gpu\000.sys\000";
+inline constexpr char fence_proxy_tensormap_generic_forms0_opcode[] =
+    "\001(\001-\0016\001;";
+inline constexpr char fence_proxy_tensormap_generic_forms0_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_tensormap_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode_pieces, fence_proxy_tensormap_generic_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(fence_proxy_tensormap_generic_forms0_statement, PtxgenF), detail::opcode_text<fence_proxy_tensormap_generic_forms0_opcode_pieces, fence_proxy_tensormap_generic_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_tensormap_generic_forms1: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms1_table, as
-// two pieces (their numbers in fence_proxy_tensormap_generic_forms1_opcode_pieces), and the asm statement of
-// fence_asm1 it takes.
-inline constexpr const char* fence_proxy_tensormap_generic_forms1_opcode_pieces[] = {
-    "", "fence.proxy.tensormap::generic.acquire", ".cta", ".cluster",
-    ".gpu", ".sys",
-};
-inline constexpr unsigned char fence_proxy_tensormap_generic_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5,
-};
-inline constexpr const char* fence_proxy_tensormap_generic_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short fence_proxy_tensormap_generic_forms1_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in fence_proxy_tensormap_generic_forms1_opcode_pieces, at the offsets in
+// fence_proxy_tensormap_generic_forms1_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_proxy_tensormap_generic_forms1_opcode_pieces[] =
+    "\000fence.proxy.tensormap::"
+    "generic.acquire\000.cta\000.cl"
+    "uster\000.gpu\000.sys\000";
+inline constexpr char fence_proxy_tensormap_generic_forms1_opcode[] =
+    "\001(\001-\0016\001;";
+inline constexpr char fence_proxy_tensormap_generic_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char fence_proxy_tensormap_generic_forms1_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm1<fence_proxy_tensormap_generic_forms1_statement[PtxgenF], detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode_pieces, fence_proxy_tensormap_generic_forms1_opcode, PtxgenF>, detail::immediate_text<fence_proxy_tensormap_generic_forms1_immediates, 0, PtxgenSize>>(addr);
+    fence_asm1<detail::packed_at<1>(fence_proxy_tensormap_generic_forms1_statement, PtxgenF), detail::opcode_text<fence_proxy_tensormap_generic_forms1_opcode_pieces, fence_proxy_tensormap_generic_forms1_opcode, 1, PtxgenF>, detail::immediate_text<fence_proxy_tensormap_generic_forms1_immediates, 0, PtxgenSize>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // fence_proxy_async_generic_forms0: the opcode of each form, in the order of fence_proxy_async_generic_forms0_table, as
-// two pieces (their numbers in fence_proxy_async_generic_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* fence_proxy_async_generic_forms0_opcode_pieces[] = {
-    "", "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster", ".cluster", "fence.proxy.async::generic.release.sync_restrict::shared::cta",
-    "fence.proxy.async::generic.release.sync_restrict::shared::cluster::read", ".cta",
-};
-inline constexpr unsigned char fence_proxy_async_generic_forms0_opcode[] = {
-    1, 2, 3, 2, 4, 5, 4, 2,
-};
-inline constexpr unsigned short fence_proxy_async_generic_forms0_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in fence_proxy_async_generic_forms0_opcode_pieces, at the offsets in
+// fence_proxy_async_generic_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char fence_proxy_async_generic_forms0_opcode_pieces[] =
+    "\000fence.proxy.async::gene"
+    "ric.acquire.sync_restric"
+    "t::shared::cluster\000.clus"
+    "ter\000fence.proxy.async::g"
+    "eneric.release.sync_rest"
+    "rict::shared::cta\000fence."
+    "proxy.async::generic.rel"
+    "ease.sync_restrict::shar"
+    "ed::cluster::read\000.cta\000";
+inline constexpr char fence_proxy_async_generic_forms0_opcode[] =
+    "\001CLC\212\322\212C";
+inline constexpr char fence_proxy_async_generic_forms0_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<fence_proxy_async_generic_forms0_statement[PtxgenF], detail::opcode_text<fence_proxy_async_generic_forms0_opcode_pieces, fence_proxy_async_generic_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(fence_proxy_async_generic_forms0_statement, PtxgenF), detail::opcode_text<fence_proxy_async_generic_forms0_opcode_pieces, fence_proxy_async_generic_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // membar_forms0: the opcode of each form, in the order of membar_forms0_table, as
-// two pieces (their numbers in membar_forms0_opcode_pieces), and the asm statement of
-// fence_asm0 it takes.
-inline constexpr const char* membar_forms0_opcode_pieces[] = {
-    "", "membar", ".cta", ".gl",
-    ".sys",
-};
-inline constexpr unsigned char membar_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4,
-};
-inline constexpr unsigned short membar_forms0_statement[] = {
-    0, 0, 0,
-};
+// two pieces (NUL-terminated texts in membar_forms0_opcode_pieces, at the offsets in
+// membar_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char membar_forms0_opcode_pieces[] =
+    "\000membar\000.cta\000.gl\000.sys\000";
+inline constexpr char membar_forms0_opcode[] =
+    "\001\010\001\015\001\021";
+inline constexpr char membar_forms0_statement[] =
+    "\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void membar_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    fence_asm0<membar_forms0_statement[PtxgenF], detail::opcode_text<membar_forms0_opcode_pieces, membar_forms0_opcode, PtxgenF>, detail::no_text>();
+    fence_asm0<detail::packed_at<1>(membar_forms0_statement, PtxgenF), detail::opcode_text<membar_forms0_opcode_pieces, membar_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

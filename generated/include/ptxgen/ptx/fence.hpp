@@ -165,9 +165,6 @@ enum class membar_proxy_proxykind : int {
 
 
 namespace detail {
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -183,473 +180,36 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_tensorma
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
-
-PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, long long v) {
-    return v == 128;
-    return false;
-}
-#endif
 #endif
 
 }  // namespace detail
 
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 20 forms of fence: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 770, 1026, 1281, 1537, 1793,
-        2050, 2306, 2560, 2816, 3072, 3330, 3586, 3840,
-        4096, 4352, 4610, 4866,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 0},
-        {0x1fffffc0ull, 900, 78},
-        {0x1fffffc0ull, 900, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-        &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_fence_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void fence_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `fence`: thread fence (memory ordering with a semantics and a scope) (spec: spec/instructions/fence.yaml).
- *
- * Fixed by this wrapper: restrict = none.
- * Template parameters:
- *   PtxgenSem: sem (none, sc, acq_rel, acquire, release). semantics (default .acq_rel)
- *   PtxgenScope: scope (cta, cluster, gpu, sys).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_thread_scope PtxgenScope, fence_thread_sem PtxgenSem = fence_thread_sem::none>
-PTXGEN_PTX_DEVICE void fence(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSem))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 2 forms of fence_sync_restrict: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_sync_restrict_forms0_table {
-    static constexpr long long table[] = {
-        2560, 3584,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `fence`: thread fence (memory ordering with a semantics and a scope) (spec: spec/instructions/fence.yaml).
- *
- * Fixed by this wrapper: scope = cluster.
- * Template parameters:
- *   PtxgenSem: sem (none, sc, acq_rel, acquire, release). semantics (default .acq_rel)
- *   PtxgenRestrict: restrict (none, shared::cluster, shared::cta). restrict the fence to synchronization through this shared state space
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_thread_sem PtxgenSem = fence_thread_sem::none, fence_thread_restrict PtxgenRestrict = fence_thread_restrict::none>
-PTXGEN_PTX_DEVICE void fence_sync_restrict(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cluster))) || (((PtxgenSem == fence_thread_sem::acquire))),
-                  "ptxgen: fence: .sync_restrict::shared::cluster needs .acquire and .cluster");
-    static_assert((!((PtxgenRestrict == fence_thread_restrict::shared_cta))) || (((PtxgenSem == fence_thread_sem::release))),
-                  "ptxgen: fence: .sync_restrict::shared::cta needs .release and .cluster");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_sync_restrict_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-/**
- * `fence.mbarrier_init`: release fence for prior mbarrier.init operations, at cluster scope (spec: spec/instructions/fence.yaml).
- *
- * Fixed by this wrapper: sem = release, scope = cluster.
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE void fence_mbarrier_init(
-) {
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // fence.mbarrier_init.release.cluster
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("fence.mbarrier_init.release.cluster" ";" :  :  : "memory"));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-#endif
-#endif
-}
-
-/**
- * `fence.alias`: release fence restricted to reads, alias proxy (PTX ISA 9.5) (spec: spec/instructions/fence.yaml).
- *
- * Fixed by this wrapper: restrict = read, sem = release, scope = sys.
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE void fence_alias(
-) {
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // fence.alias.sync_restrict::read.release.sys
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 95, detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5,
-                     asm volatile("fence.alias.sync_restrict::read.release.sys" ";" :  :  : "memory"));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5();
-#endif
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 7 forms of fence_proxy: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_proxy_forms0_table {
-    static constexpr long long table[] = {
-        0, 769, 1281, 1538, 3074, 4610, 6146,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 75},
-        {0x1fffffc0ull, 900, 94},
-        {0x1fffffc0ull, 900, 80},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void fence_proxy_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `fence.proxy`: bi-directional proxy fence (spec: spec/instructions/fence.yaml).
- *
- * Template parameters:
- *   PtxgenProxykind: proxykind (alias, async, async.global, async.shared::cta, async.shared::cluster).
- *   PtxgenSem: sem (none, acquire, release). PTX ISA 9.4, .alias only
- *   PtxgenScope: scope (none, sys). PTX ISA 9.4, with .acquire / .release
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem = fence_proxy_sem::none, fence_proxy_scope PtxgenScope = fence_proxy_scope::none>
-PTXGEN_PTX_DEVICE void fence_proxy(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_proxy_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias))),
-                  "ptxgen: fence.proxy: .acquire / .release need .alias and .sys");
-    static_assert((!((PtxgenScope == fence_proxy_scope::sys))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
-                  "ptxgen: fence.proxy: .sys needs .acquire or .release");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_proxy_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_proxy_tensormap_generic_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 768,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 83},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `fence.proxy.tensormap::generic`: uni-directional proxy fence between the generic and the tensormap proxy (spec: spec/instructions/fence.yaml).
- *
- * Template parameters:
- *   PtxgenSem: sem (release, acquire).
- *   PtxgenScope: scope (cta, cluster, gpu, sys).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_proxy_tensormap_generic_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
-                  "ptxgen: fence.proxy.tensormap::generic: operand addr is required when sem = acquire");
-    static_assert(!((PtxgenSem == fence_proxy_tensormap_sem::acquire)),
-                  "ptxgen: fence.proxy.tensormap::generic: operand size is required when sem = acquire");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_proxy_tensormap_generic_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of fence_proxy_tensormap_generic: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_proxy_tensormap_generic_forms1_table {
-    static constexpr long long table[] = {
-        1024, 1280, 1536, 1792,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 83},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF, long long PtxgenSize, class PtxgenA0>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr);
-
-}  // namespace detail
-#endif
-
-/**
- * `fence.proxy.tensormap::generic`: uni-directional proxy fence between the generic and the tensormap proxy (spec: spec/instructions/fence.yaml).
- *
- * Template parameters:
- *   PtxgenSem: sem (release, acquire).
- *   PtxgenScope: scope (cta, cluster, gpu, sys).
- * Operands:
- *   addr: generic address of the 128-byte tensor map
- *   size: always 128
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_proxy_tensormap_sem PtxgenSem, fence_proxy_tensormap_scope PtxgenScope, long long PtxgenSize>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
-    const void* addr,
-    imm_t<PtxgenSize> size
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_proxy_tensormap_generic_forms1_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenScope))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
-                  "ptxgen: fence.proxy.tensormap::generic: operand addr is only allowed when sem = acquire");
-    static_assert((PtxgenSem == fence_proxy_tensormap_sem::acquire),
-                  "ptxgen: fence.proxy.tensormap::generic: operand size is only allowed when sem = acquire");
-    static_assert(detail::fence_proxy_tensormap_ok_size(PtxgenSem, PtxgenScope, PtxgenSize),
-                  "ptxgen: fence.proxy.tensormap::generic: immediate size is out of range for this form");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence.proxy.tensormap::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_proxy_tensormap_generic_forms1<ptxgen_f::index, PtxgenSize>(addr);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of fence_proxy_async_generic: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct fence_proxy_async_generic_forms0_table {
-    static constexpr long long table[] = {
-        256, 2304, 2561, 2817,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 86},
-        {0x1fffffc0ull, 900, 94},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `fence.proxy.async::generic`: uni-directional proxy fence between the generic and the async proxy, restricted to shared memory (spec: spec/instructions/fence.yaml).
- *
- * Template parameters:
- *   PtxgenSem: sem (acquire, release).
- *   PtxgenRestrict: restrict (shared::cluster, shared::cta, shared::cluster::read).
- *   PtxgenScope: scope (cta, cluster).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <fence_proxy_async_generic_sem PtxgenSem, fence_proxy_async_generic_restrict PtxgenRestrict, fence_proxy_async_generic_scope PtxgenScope>
-PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_proxy_async_generic_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenRestrict)), 2, static_cast<long long>(PtxgenScope))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::acquire))) || (((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cluster) && (PtxgenScope == fence_proxy_async_generic_scope::cluster))),
-                  "ptxgen: fence.proxy.async::generic: the .acquire form is .sync_restrict::shared::cluster.cluster");
-    static_assert((!((PtxgenSem == fence_proxy_async_generic_sem::release))) || (((PtxgenRestrict != fence_proxy_async_generic_restrict::shared_cluster))),
-                  "ptxgen: fence.proxy.async::generic: the .release forms are .sync_restrict::shared::cta.cluster and .sync_restrict::shared::cluster::read");
-    static_assert((!((PtxgenRestrict == fence_proxy_async_generic_restrict::shared_cta))) || (((PtxgenScope == fence_proxy_async_generic_scope::cluster))),
-                  "ptxgen: fence.proxy.async::generic: .sync_restrict::shared::cta needs .cluster");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: fence.proxy.async::generic: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::fence_proxy_async_generic_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 3 forms of membar: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct membar_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 0},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-    };
-};
-// Their asm statements, by position in that table (fence.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void membar_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `membar`: memory barrier (old style) (spec: spec/instructions/fence.yaml).
- *
- * Template parameters:
- *   PtxgenLevel: level (cta, gl, sys).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <membar_level_level PtxgenLevel>
-PTXGEN_PTX_DEVICE void membar(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::membar_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenLevel))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: membar: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::membar_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-/**
- * `membar.proxy`: old-style proxy fence (spec: spec/instructions/fence.yaml).
- *
- * Fixed by this wrapper: proxykind = alias.
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE void membar_proxy(
-) {
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // membar.proxy.alias
-    PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                     asm volatile("membar.proxy.alias" ";" :  :  : "memory"));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
-#endif
-#endif
-}
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (fence.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence() { detail::ptxgen_unsupported_target_fence_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_sync_restrict() { detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_mbarrier_init() { detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_alias() { detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy() { detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar() { detail::ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void membar_proxy() { detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5(); }
 #else
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence() { }
@@ -672,8 +232,14 @@ PTXGEN_PTX_DEVICE void membar() { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar_proxy() { }
 #endif
+#endif
 
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "fence.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)

@@ -43,62 +43,93 @@ PTXGEN_PTX_DEVICE void ldmatrix_asm1(PtxgenA0 p, const PtxgenA1& r) {
 }
 
 // ldmatrix_forms0: the opcode of each form, in the order of ldmatrix_forms0_table, as
-// two pieces (their numbers in ldmatrix_forms0_opcode_pieces), and the asm statement of
-// ldmatrix_asm0 it takes.
-inline constexpr const char* ldmatrix_forms0_opcode_pieces[] = {
-    "", "ldmatrix.sync.aligned.m8n8.x1", ".b16", ".shared.b16",
-    ".shared::cta.b16", "ldmatrix.sync.aligned.m8n8.x1.trans", "ldmatrix.sync.aligned.m8n8.x2", "ldmatrix.sync.aligned.m8n8.x2.trans",
-    "ldmatrix.sync.aligned.m8n8.x4", "ldmatrix.sync.aligned.m8n8.x4.trans", "ldmatrix.sync.aligned.m16n16.x1.trans", ".b8",
-    ".shared.b8", ".shared::cta.b8", ".b8x16.b6x16_p32", ".shared.b8x16.b6x16_p32",
-    ".shared::cta.b8x16.b6x16_p32", ".b8x16.b4x16_p64", ".shared.b8x16.b4x16_p64", ".shared::cta.b8x16.b4x16_p64",
-    "ldmatrix.sync.aligned.m16n16.x2.trans", "ldmatrix.sync.aligned.m8n16.x1", "ldmatrix.sync.aligned.m8n16.x2", "ldmatrix.sync.aligned.m8n16.x4",
-};
-inline constexpr unsigned char ldmatrix_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 11, 10, 12, 10, 13, 10, 14, 10, 15, 10, 16,
-    10, 17, 10, 18, 10, 19, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
-    20, 16, 20, 17, 20, 18, 20, 19, 21, 14, 21, 15, 21, 16, 21, 17,
-    21, 18, 21, 19, 22, 14, 22, 15, 22, 16, 22, 17, 22, 18, 22, 19,
-    23, 14, 23, 15, 23, 16, 23, 17, 23, 18, 23, 19,
-};
-inline constexpr unsigned short ldmatrix_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5, 5, 2, 3, 3, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5,
-    5, 4, 5, 5, 0, 1, 1, 0, 1, 1, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5, 5,
-};
+// two pieces (NUL-terminated texts in ldmatrix_forms0_opcode_pieces, at the offsets in
+// ldmatrix_forms0_opcode, 2 byte(s) each), and the asm statement of
+// ldmatrix_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char ldmatrix_forms0_opcode_pieces[] =
+    "\000ldmatrix.sync.aligned.m"
+    "8n8.x1\000.b16\000.shared.b16\000"
+    ".shared::cta.b16\000ldmatri"
+    "x.sync.aligned.m8n8.x1.t"
+    "rans\000ldmatrix.sync.align"
+    "ed.m8n8.x2\000ldmatrix.sync"
+    ".aligned.m8n8.x2.trans\000l"
+    "dmatrix.sync.aligned.m8n"
+    "8.x4\000ldmatrix.sync.align"
+    "ed.m8n8.x4.trans\000ldmatri"
+    "x.sync.aligned.m16n16.x1"
+    ".trans\000.b8\000.shared.b8\000.s"
+    "hared::cta.b8\000.b8x16.b6x"
+    "16_p32\000.shared.b8x16.b6x"
+    "16_p32\000.shared::cta.b8x1"
+    "6.b6x16_p32\000.b8x16.b4x16"
+    "_p64\000.shared.b8x16.b4x16"
+    "_p64\000.shared::cta.b8x16."
+    "b4x16_p64\000ldmatrix.sync."
+    "aligned.m16n16.x2.trans\000"
+    "ldmatrix.sync.aligned.m8"
+    "n16.x1\000ldmatrix.sync.ali"
+    "gned.m8n16.x2\000ldmatrix.s"
+    "ync.aligned.m8n16.x4\000";
+inline constexpr char ldmatrix_forms0_opcode[] =
+    "\001\000\037\000\001\000$\000\001\0000\000A\000\037\000A\000$\000A\0000\000"
+    "e\000\037\000e\000$\000e\0000\000\203\000\037\000\203\000$\000\203\0000\000"
+    "\247\000\037\000\247\000$\000\247\0000\000\305\000\037\000\305\000$\000\305\0000\000"
+    "\351\000\017\001\351\000\023\001\351\000\036\001\351\000.\001\351\000\?\001\351\000W\001"
+    "\351\000t\001\351\000\205\001\351\000\235\001\272\001\017\001\272\001\023\001\272\001\036\001"
+    "\272\001.\001\272\001\?\001\272\001W\001\272\001t\001\272\001\205\001\272\001\235\001"
+    "\340\001.\001\340\001\?\001\340\001W\001\340\001t\001\340\001\205\001\340\001\235\001"
+    "\377\001.\001\377\001\?\001\377\001W\001\377\001t\001\377\001\205\001\377\001\235\001"
+    "\036\002.\001\036\002\?\001\036\002W\001\036\002t\001\036\002\205\001\036\002\235\001";
+inline constexpr char ldmatrix_forms0_statement[] =
+    "\000\001\001\000\001\001\002\003\003\002\003\003\004\005\005\004\005\005\002\003\003\002\003\003"
+    "\002\003\003\004\005\005\004\005\005\004\005\005\000\001\001\000\001\001\002\003\003\002\003\003"
+    "\004\005\005\004\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    ldmatrix_asm0<ldmatrix_forms0_statement[PtxgenF], detail::opcode_text<ldmatrix_forms0_opcode_pieces, ldmatrix_forms0_opcode, PtxgenF>>(d, p);
+    ldmatrix_asm0<detail::packed_at<1>(ldmatrix_forms0_statement, PtxgenF), detail::opcode_text<ldmatrix_forms0_opcode_pieces, ldmatrix_forms0_opcode, 2, PtxgenF>>(d, p);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // stmatrix_forms0: the opcode of each form, in the order of stmatrix_forms0_table, as
-// two pieces (their numbers in stmatrix_forms0_opcode_pieces), and the asm statement of
-// ldmatrix_asm1 it takes.
-inline constexpr const char* stmatrix_forms0_opcode_pieces[] = {
-    "", "stmatrix.sync.aligned.m8n8.x1", ".b16", ".shared.b16",
-    ".shared::cta.b16", ".trans.b16", ".trans.shared.b16", ".trans.shared::cta.b16",
-    "stmatrix.sync.aligned.m8n8.x2", "stmatrix.sync.aligned.m8n8.x4", "stmatrix.sync.aligned.m16n8.x1", ".trans.b8",
-    ".trans.shared.b8", ".trans.shared::cta.b8", "stmatrix.sync.aligned.m16n8.x2", "stmatrix.sync.aligned.m16n8.x4",
-};
-inline constexpr unsigned char stmatrix_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 8, 2, 8, 3,
-    8, 4, 8, 5, 8, 6, 8, 7, 9, 2, 9, 3, 9, 4, 9, 5,
-    9, 6, 9, 7, 10, 11, 10, 12, 10, 13, 14, 11, 14, 12, 14, 13,
-    15, 11, 15, 12, 15, 13,
-};
-inline constexpr unsigned short stmatrix_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 2, 3, 3, 2, 3, 3, 4, 5, 5, 4, 5, 5, 0, 1, 1, 2, 3, 3, 4, 5, 5,
-};
+// two pieces (NUL-terminated texts in stmatrix_forms0_opcode_pieces, at the offsets in
+// stmatrix_forms0_opcode, 2 byte(s) each), and the asm statement of
+// ldmatrix_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char stmatrix_forms0_opcode_pieces[] =
+    "\000stmatrix.sync.aligned.m"
+    "8n8.x1\000.b16\000.shared.b16\000"
+    ".shared::cta.b16\000.trans."
+    "b16\000.trans.shared.b16\000.t"
+    "rans.shared::cta.b16\000stm"
+    "atrix.sync.aligned.m8n8."
+    "x2\000stmatrix.sync.aligned"
+    ".m8n8.x4\000stmatrix.sync.a"
+    "ligned.m16n8.x1\000.trans.b"
+    "8\000.trans.shared.b8\000.tran"
+    "s.shared::cta.b8\000stmatri"
+    "x.sync.aligned.m16n8.x2\000"
+    "stmatrix.sync.aligned.m1"
+    "6n8.x4\000";
+inline constexpr char stmatrix_forms0_opcode[] =
+    "\001\000\037\000\001\000$\000\001\0000\000\001\000A\000\001\000L\000\001\000^\000"
+    "u\000\037\000u\000$\000u\0000\000u\000A\000u\000L\000u\000^\000"
+    "\223\000\037\000\223\000$\000\223\0000\000\223\000A\000\223\000L\000\223\000^\000"
+    "\261\000\320\000\261\000\332\000\261\000\353\000\001\001\320\000\001\001\332\000\001\001\353\000"
+    " \001\320\000 \001\332\000 \001\353\000";
+inline constexpr char stmatrix_forms0_statement[] =
+    "\000\001\001\000\001\001\002\003\003\002\003\003\004\005\005\004\005\005\000\001\001\002\003\003"
+    "\004\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    ldmatrix_asm1<stmatrix_forms0_statement[PtxgenF], detail::opcode_text<stmatrix_forms0_opcode_pieces, stmatrix_forms0_opcode, PtxgenF>>(p, r);
+    ldmatrix_asm1<detail::packed_at<1>(stmatrix_forms0_statement, PtxgenF), detail::opcode_text<stmatrix_forms0_opcode_pieces, stmatrix_forms0_opcode, 2, PtxgenF>>(p, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -162,221 +162,15 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape,
     return 0;
 }
 
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
-
-PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    if ((ss == ldmatrix_ss::none)) {
-        return 5;
-    }
-    return 0;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int stmatrix_type_p([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    if ((ss == stmatrix_ss::none)) {
-        return 6;
-    }
-    return 0;
-    return -1;
-}
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct ldmatrix_d_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: ldmatrix.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct ldmatrix_d_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: ldmatrix.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (destination fragment registers)");
-    static constexpr bool ok = true;
-};
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct stmatrix_r_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: stmatrix.sync.aligned: operand r: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct stmatrix_r_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: stmatrix.sync.aligned: operand r: the array has PtxgenGiven elements where this form needs PtxgenNeeded (source fragment registers)");
-    static constexpr bool ok = true;
-};
-#endif
 #endif
 
 }  // namespace detail
-
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 54 forms of ldmatrix: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct ldmatrix_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 513, 768, 1024, 1281, 6144, 6400,
-        6657, 6912, 7168, 7425, 12288, 12544, 12801, 13056,
-        13312, 13569, 20738, 20994, 21250, 22274, 22530, 22786,
-        23810, 24066, 24322, 26882, 27138, 27394, 28418, 28674,
-        28930, 29954, 30210, 30466, 39938, 40194, 40450, 41474,
-        41730, 41986, 46082, 46338, 46594, 47618, 47874, 48130,
-        52226, 52482, 52738, 53762, 54018, 54274,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 65},
-        {0x1fffffffull, 750, 78},
-        {0x1b6db600ull, 0, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (ldmatrix.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p);
-
-}  // namespace detail
-#endif
-
-/**
- * `ldmatrix.sync.aligned`: warp-collective load of matrices from shared memory (spec: spec/instructions/ldmatrix.yaml).
- *
- * Template parameters:
- *   PtxgenShape: shape (m8n8, m16n16, m8n16).
- *   PtxgenNum: num (x1, x2, x4). number of matrices
- *   PtxgenTrans: trans (true / false).
- *   PtxgenSs: ss (none, shared, shared::cta). state space of the address (generic when left out)
- *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
- * Operands:
- *   d: destination fragment registers
- *   p: address of this thread's row: a generic 64-bit address without a state space, a 32-bit shared memory address with .shared{::cta}
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <ldmatrix_shape PtxgenShape, ldmatrix_num PtxgenNum, ldmatrix_type PtxgenType, bool PtxgenTrans = false, ldmatrix_ss PtxgenSs = ldmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void ldmatrix(
-    PtxgenElem0 (&d)[PtxgenLength0],
-    detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ldmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
-                  "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
-    static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || ((PtxgenTrans)),
-                  "ptxgen: ldmatrix.sync.aligned: .m16n16 needs .trans");
-    static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || (((PtxgenNum != ldmatrix_num::x4))),
-                  "ptxgen: ldmatrix.sync.aligned: .m16n16 takes .x1 or .x2");
-    static_assert((!((PtxgenShape == ldmatrix_shape::m8n16))) || ((!PtxgenTrans && (PtxgenType == ldmatrix_type::b8x16_b6x16_p32 || PtxgenType == ldmatrix_type::b8x16_b4x16_p64))),
-                  "ptxgen: ldmatrix.sync.aligned: .m8n16 takes no .trans and only the .b8x16.b6x16_p32 / .b8x16.b4x16_p64 formats");
-    static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
-    static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: ldmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::ldmatrix_forms0<ptxgen_f::index>(d, p);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 27 forms of stmatrix: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct stmatrix_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 768, 1024, 1280, 3072, 3328,
-        3584, 3840, 4096, 4352, 6144, 6400, 6656, 6912,
-        7168, 7424, 11521, 11777, 12033, 14593, 14849, 15105,
-        17665, 17921, 18177,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 78},
-        {0x1b6db600ull, 0, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (ldmatrix.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r);
-
-}  // namespace detail
-#endif
-
-/**
- * `stmatrix.sync.aligned`: warp-collective store of matrices to shared memory (spec: spec/instructions/ldmatrix.yaml).
- *
- * Template parameters:
- *   PtxgenShape: shape (m8n8, m16n8).
- *   PtxgenNum: num (x1, x2, x4).
- *   PtxgenTrans: trans (true / false).
- *   PtxgenSs: ss (none, shared, shared::cta).
- *   PtxgenType: type (b16, b8).
- * Operands:
- *   p: address of this thread's row (generic 64-bit, or 32-bit shared with .shared{::cta})
- *   r: source fragment registers
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <stmatrix_shape PtxgenShape, stmatrix_num PtxgenNum, stmatrix_type PtxgenType, bool PtxgenTrans = false, stmatrix_ss PtxgenSs = stmatrix_ss::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE void stmatrix(
-    detail::reg_t<detail::stmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p,
-    const PtxgenElem0 (&r)[PtxgenLength0]
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::stmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 2, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenShape == stmatrix_shape::m8n8))) || (((PtxgenType == stmatrix_type::b16))),
-                  "ptxgen: stmatrix.sync.aligned: .m8n8 only takes .b16");
-    static_assert((!((PtxgenShape == stmatrix_shape::m16n8))) || ((PtxgenTrans && (PtxgenType == stmatrix_type::b8))),
-                  "ptxgen: stmatrix.sync.aligned: .m16n8 needs .trans and .b8");
-    static_assert(detail::stmatrix_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_r_length = static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
-    static_assert(detail::stmatrix_r_length<ptxgen_r_length == 0 ? PtxgenLength0 : ptxgen_r_length, PtxgenLength0>::ok);
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: stmatrix.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::stmatrix_forms0<ptxgen_f::index>(p, r);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-#else
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { }
-#endif
 
 /**
  * The array operands of ldmatrix for these qualifiers, as array types: declare
@@ -398,7 +192,30 @@ struct stmatrix_operands {
     using r = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::stmatrix_count_r(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType))];
 };
 
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (ldmatrix.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { }
+#endif
+#endif
+
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "ldmatrix.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)

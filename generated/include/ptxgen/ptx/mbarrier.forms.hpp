@@ -270,1384 +270,1677 @@ PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& p, PtxgenA1 addr) {
 }
 
 // mbarrier_init_forms0: the opcode of each form, in the order of mbarrier_init_forms0_table, as
-// two pieces (their numbers in mbarrier_init_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_init_forms0_opcode_pieces[] = {
-    "", "mbarrier.init", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.init.layout::v0", "mbarrier.init.layout::v1",
-};
-inline constexpr unsigned char mbarrier_init_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4,
-};
-inline constexpr unsigned short mbarrier_init_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_init_forms0_opcode_pieces, at the offsets in
+// mbarrier_init_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_init_forms0_opcode_pieces[] =
+    "\000mbarrier.init\000.b64\000.sha"
+    "red.b64\000.shared::cta.b64"
+    "\000mbarrier.init.layout::v"
+    "0\000mbarrier.init.layout::"
+    "v1\000";
+inline constexpr char mbarrier_init_forms0_opcode[] =
+    "\001\017\001\024\001 1\0171\0241 J\017J\024J ";
+inline constexpr char mbarrier_init_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_init_forms0(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_init_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_init_forms0_opcode_pieces, mbarrier_init_forms0_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<detail::packed_at<1>(mbarrier_init_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_init_forms0_opcode_pieces, mbarrier_init_forms0_opcode, 1, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_inval_forms0: the opcode of each form, in the order of mbarrier_inval_forms0_table, as
-// two pieces (their numbers in mbarrier_inval_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_inval_forms0_opcode_pieces[] = {
-    "", "mbarrier.inval", ".b64", ".shared.b64",
-    ".shared::cta.b64",
-};
-inline constexpr unsigned char mbarrier_inval_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4,
-};
-inline constexpr unsigned short mbarrier_inval_forms0_statement[] = {
-    0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_inval_forms0_opcode_pieces, at the offsets in
+// mbarrier_inval_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_inval_forms0_opcode_pieces[] =
+    "\000mbarrier.inval\000.b64\000.sh"
+    "ared.b64\000.shared::cta.b6"
+    "4\000";
+inline constexpr char mbarrier_inval_forms0_opcode[] =
+    "\001\020\001\025\001!";
+inline constexpr char mbarrier_inval_forms0_statement[] =
+    "\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_inval_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_inval_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_inval_forms0_opcode_pieces, mbarrier_inval_forms0_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<detail::packed_at<1>(mbarrier_inval_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_inval_forms0_opcode_pieces, mbarrier_inval_forms0_opcode, 1, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms0: the opcode of each form, in the order of mbarrier_arrive_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm2 it takes.
-inline constexpr const char* mbarrier_arrive_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta",
-    "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive\000.b64\000.s"
+    "hared.b64\000.shared::cta.b"
+    "64\000mbarrier.arrive.relea"
+    "se.cta\000mbarrier.arrive.r"
+    "elease.cluster\000mbarrier."
+    "arrive.relaxed.cta\000mbarr"
+    "ier.arrive.relaxed.clust"
+    "er\000";
+inline constexpr char mbarrier_arrive_forms0_opcode[] =
+    "\001\021\001\026\001\"3\0213\0263\"O\021O\026O\"o\021o\026o\""
+    "\213\021\213\026\213\"";
+inline constexpr char mbarrier_arrive_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm2<mbarrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms0_opcode_pieces, mbarrier_arrive_forms0_opcode, PtxgenF>>(state, addr);
+    mbarrier_asm2<detail::packed_at<1>(mbarrier_arrive_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_forms0_opcode_pieces, mbarrier_arrive_forms0_opcode, 1, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms1: the opcode of each form, in the order of mbarrier_arrive_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta",
-    "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive\000.b64\000.s"
+    "hared.b64\000.shared::cta.b"
+    "64\000mbarrier.arrive.relea"
+    "se.cta\000mbarrier.arrive.r"
+    "elease.cluster\000mbarrier."
+    "arrive.relaxed.cta\000mbarr"
+    "ier.arrive.relaxed.clust"
+    "er\000";
+inline constexpr char mbarrier_arrive_forms1_opcode[] =
+    "\001\021\001\026\001\"3\0213\0263\"O\021O\026O\"o\021o\026o\""
+    "\213\021\213\026\213\"";
+inline constexpr char mbarrier_arrive_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms1_opcode_pieces, mbarrier_arrive_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<detail::packed_at<1>(mbarrier_arrive_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_forms1_opcode_pieces, mbarrier_arrive_forms1_opcode, 1, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms2: the opcode of each form, in the order of mbarrier_arrive_forms2_table, as
-// two pieces (their numbers in mbarrier_arrive_forms2_opcode_pieces), and the asm statement of
-// mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_arrive_forms2_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster",
-    "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_forms2_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_forms2_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_forms2_opcode_pieces, at the offsets in
+// mbarrier_arrive_forms2_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_forms2_opcode_pieces[] =
+    "\000mbarrier.arrive\000.b64\000.s"
+    "hared.b64\000.shared::cta.b"
+    "64\000.shared::cluster.b64\000"
+    "mbarrier.arrive.release."
+    "cta\000mbarrier.arrive.rele"
+    "ase.cluster\000mbarrier.arr"
+    "ive.relaxed.cta\000mbarrier"
+    ".arrive.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_forms2_opcode[] =
+    "\001\021\001\026\001\"\0013H\021H\026H\"H3d\021d\026d\"d3"
+    "\204\021\204\026\204\"\2043\240\021\240\026\240\"\2403";
+inline constexpr char mbarrier_arrive_forms2_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_arrive_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms2_opcode_pieces, mbarrier_arrive_forms2_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<detail::packed_at<1>(mbarrier_arrive_forms2_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_forms2_opcode_pieces, mbarrier_arrive_forms2_opcode, 1, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_forms3: the opcode of each form, in the order of mbarrier_arrive_forms3_table, as
-// two pieces (their numbers in mbarrier_arrive_forms3_opcode_pieces), and the asm statement of
-// mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_forms3_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster",
-    "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_forms3_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_forms3_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_forms3_opcode_pieces, at the offsets in
+// mbarrier_arrive_forms3_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_forms3_opcode_pieces[] =
+    "\000mbarrier.arrive\000.b64\000.s"
+    "hared.b64\000.shared::cta.b"
+    "64\000.shared::cluster.b64\000"
+    "mbarrier.arrive.release."
+    "cta\000mbarrier.arrive.rele"
+    "ase.cluster\000mbarrier.arr"
+    "ive.relaxed.cta\000mbarrier"
+    ".arrive.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_forms3_opcode[] =
+    "\001\021\001\026\001\"\0013H\021H\026H\"H3d\021d\026d\"d3"
+    "\204\021\204\026\204\"\2043\240\021\240\026\240\"\2403";
+inline constexpr char mbarrier_arrive_forms3_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_forms3_opcode_pieces, mbarrier_arrive_forms3_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<detail::packed_at<1>(mbarrier_arrive_forms3_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_forms3_opcode_pieces, mbarrier_arrive_forms3_opcode, 1, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_expect_tx_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm4 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive.expect_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster", "mbarrier.arrive.expect_tx.relaxed.cta",
-    "mbarrier.arrive.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_expect_tx_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_expect_tx_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_expect_tx_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive.expect_"
+    "tx\000.b64\000.shared.b64\000.sha"
+    "red::cta.b64\000mbarrier.ar"
+    "rive.expect_tx.release.c"
+    "ta\000mbarrier.arrive.expec"
+    "t_tx.release.cluster\000mba"
+    "rrier.arrive.expect_tx.r"
+    "elaxed.cta\000mbarrier.arri"
+    "ve.expect_tx.relaxed.clu"
+    "ster\000";
+inline constexpr char mbarrier_arrive_expect_tx_forms0_opcode[] =
+    "\001\033\001 \001,=\033= =,c\033c c,\215\033\215 \215,"
+    "\263\033\263 \263,";
+inline constexpr char mbarrier_arrive_expect_tx_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm4<mbarrier_arrive_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode_pieces, mbarrier_arrive_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
+    mbarrier_asm4<detail::packed_at<1>(mbarrier_arrive_expect_tx_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_expect_tx_forms0_opcode_pieces, mbarrier_arrive_expect_tx_forms0_opcode, 1, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_expect_tx_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive.expect_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster",
-    "mbarrier.arrive.expect_tx.relaxed.cta", "mbarrier.arrive.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_expect_tx_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_expect_tx_forms1_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_expect_tx_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_expect_tx_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive.expect_"
+    "tx\000.b64\000.shared.b64\000.sha"
+    "red::cta.b64\000.shared::cl"
+    "uster.b64\000mbarrier.arriv"
+    "e.expect_tx.release.cta\000"
+    "mbarrier.arrive.expect_t"
+    "x.release.cluster\000mbarri"
+    "er.arrive.expect_tx.rela"
+    "xed.cta\000mbarrier.arrive."
+    "expect_tx.relaxed.cluste"
+    "r\000";
+inline constexpr char mbarrier_arrive_expect_tx_forms1_opcode[] =
+    "\001\033\001 \001,\001=R\033R R,R=x\033x x,x="
+    "\242\033\242 \242,\242=\310\033\310 \310,\310=";
+inline constexpr char mbarrier_arrive_expect_tx_forms1_statement[] =
+    "\000\001\001\001\000\001\001\001\000\001\001\001\000\001\001\001\000\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_arrive_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode_pieces, mbarrier_arrive_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<detail::packed_at<1>(mbarrier_arrive_expect_tx_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_expect_tx_forms1_opcode_pieces, mbarrier_arrive_expect_tx_forms1_opcode, 1, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_no_complete_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_no_complete_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive.noComplete", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive.noComplete.release.cta",
-};
-inline constexpr unsigned char mbarrier_arrive_no_complete_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_no_complete_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_no_complete_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_no_complete_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_no_complete_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive.noCompl"
+    "ete\000.b64\000.shared.b64\000.sh"
+    "ared::cta.b64\000mbarrier.a"
+    "rrive.noComplete.release"
+    ".cta\000";
+inline constexpr char mbarrier_arrive_no_complete_forms0_opcode[] =
+    "\001\034\001!\001->\034>!>-";
+inline constexpr char mbarrier_arrive_no_complete_forms0_statement[] =
+    "\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode_pieces, mbarrier_arrive_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<detail::packed_at<1>(mbarrier_arrive_no_complete_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_no_complete_forms0_opcode_pieces, mbarrier_arrive_no_complete_forms0_opcode, 1, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_no_complete_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_no_complete_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive.noComplete", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive.noComplete.release.cta",
-};
-inline constexpr unsigned char mbarrier_arrive_no_complete_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_no_complete_forms1_statement[] = {
-    2, 3, 3, 2, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_no_complete_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_no_complete_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_no_complete_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive.noCompl"
+    "ete\000.b64\000.shared.b64\000.sh"
+    "ared::cta.b64\000mbarrier.a"
+    "rrive.noComplete.release"
+    ".cta\000";
+inline constexpr char mbarrier_arrive_no_complete_forms1_opcode[] =
+    "\001\034\001!\001->\034>!>-";
+inline constexpr char mbarrier_arrive_no_complete_forms1_statement[] =
+    "\002\003\003\002\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode_pieces, mbarrier_arrive_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<detail::packed_at<1>(mbarrier_arrive_no_complete_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_no_complete_forms1_opcode_pieces, mbarrier_arrive_no_complete_forms1_opcode, 1, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm6 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", "mbarrier.arrive.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms0_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_multicast_cluster_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive\000.multic"
+    "ast::cluster::32b.b64\000mb"
+    "arrier.arrive.release\000.c"
+    "ta.multicast::cluster::3"
+    "2b.b64\000.cluster.multicas"
+    "t::cluster::32b.b64\000mbar"
+    "rier.arrive.relaxed\000";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms0_opcode[] =
+    "\001\021.F.g\214F\214g";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms0_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm6<mbarrier_arrive_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
+    mbarrier_asm6<detail::packed_at<1>(mbarrier_arrive_multicast_cluster_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_multicast_cluster_forms0_opcode, 1, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm7 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", "mbarrier.arrive.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms1_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms1_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_multicast_cluster_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_multicast_cluster_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive\000.multic"
+    "ast::cluster::32b.b64\000mb"
+    "arrier.arrive.release\000.c"
+    "ta.multicast::cluster::3"
+    "2b.b64\000.cluster.multicas"
+    "t::cluster::32b.b64\000mbar"
+    "rier.arrive.relaxed\000";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms1_opcode[] =
+    "\001\021.F.g\214F\214g";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms1_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm7<mbarrier_arrive_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
+    mbarrier_asm7<detail::packed_at<1>(mbarrier_arrive_multicast_cluster_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_multicast_cluster_forms1_opcode, 1, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms2_table, as
-// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms2_opcode_pieces), and the asm statement of
-// mbarrier_asm8 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms2_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms2_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms2_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms2_opcode_pieces, at the offsets in
+// mbarrier_arrive_multicast_cluster_forms2_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_multicast_cluster_forms2_opcode_pieces[] =
+    "\000mbarrier.arrive\000.multic"
+    "ast::cluster::32b.b64\000.s"
+    "hared::cluster.multicast"
+    "::cluster::32b.b64\000mbarr"
+    "ier.arrive.release.cta\000m"
+    "barrier.arrive.release.c"
+    "luster\000mbarrier.arrive.r"
+    "elaxed.cta\000mbarrier.arri"
+    "ve.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms2_opcode[] =
+    "\001\021\001.[\021[.w\021w.\227\021\227.\263\021\263.";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms2_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm8<mbarrier_arrive_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
+    mbarrier_asm8<detail::packed_at<1>(mbarrier_arrive_multicast_cluster_forms2_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_multicast_cluster_forms2_opcode, 1, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms3_table, as
-// two pieces (their numbers in mbarrier_arrive_multicast_cluster_forms3_opcode_pieces), and the asm statement of
-// mbarrier_asm9 it takes.
-inline constexpr const char* mbarrier_arrive_multicast_cluster_forms3_opcode_pieces[] = {
-    "", "mbarrier.arrive", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.release.cta", "mbarrier.arrive.release.cluster", "mbarrier.arrive.relaxed.cta", "mbarrier.arrive.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_multicast_cluster_forms3_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_multicast_cluster_forms3_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms3_opcode_pieces, at the offsets in
+// mbarrier_arrive_multicast_cluster_forms3_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_multicast_cluster_forms3_opcode_pieces[] =
+    "\000mbarrier.arrive\000.multic"
+    "ast::cluster::32b.b64\000.s"
+    "hared::cluster.multicast"
+    "::cluster::32b.b64\000mbarr"
+    "ier.arrive.release.cta\000m"
+    "barrier.arrive.release.c"
+    "luster\000mbarrier.arrive.r"
+    "elaxed.cta\000mbarrier.arri"
+    "ve.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms3_opcode[] =
+    "\001\021\001.[\021[.w\021w.\227\021\227.\263\021\263.";
+inline constexpr char mbarrier_arrive_multicast_cluster_forms3_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm9<mbarrier_arrive_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
+    mbarrier_asm9<detail::packed_at<1>(mbarrier_arrive_multicast_cluster_forms3_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_multicast_cluster_forms3_opcode, 1, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm10 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive.expect_tx", ".multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive.expect_tx.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_expect_tx_multicast_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms0_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_expect_tx_multicast_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive.expect_"
+    "tx\000.multicast::cluster::"
+    "32b.b64\000mbarrier.arrive."
+    "expect_tx.release\000.cta.m"
+    "ulticast::cluster::32b.b"
+    "64\000.cluster.multicast::c"
+    "luster::32b.b64\000mbarrier"
+    ".arrive.expect_tx.relaxe"
+    "d\000";
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms0_opcode[] =
+    "\001\0338Z8{\240Z\240{";
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms0_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm10<mbarrier_arrive_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
+    mbarrier_asm10<detail::packed_at<1>(mbarrier_arrive_expect_tx_multicast_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms0_opcode, 1, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive.expect_tx.release.cta", "mbarrier.arrive.expect_tx.release.cluster", "mbarrier.arrive.expect_tx.relaxed.cta", "mbarrier.arrive.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_expect_tx_multicast_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_expect_tx_multicast_forms1_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_expect_tx_multicast_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive.expect_"
+    "tx\000.multicast::cluster::"
+    "32b.b64\000.shared::cluster"
+    ".multicast::cluster::32b"
+    ".b64\000mbarrier.arrive.exp"
+    "ect_tx.release.cta\000mbarr"
+    "ier.arrive.expect_tx.rel"
+    "ease.cluster\000mbarrier.ar"
+    "rive.expect_tx.relaxed.c"
+    "ta\000mbarrier.arrive.expec"
+    "t_tx.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms1_opcode[] =
+    "\001\033\0018e\033e8\213\033\2138\265\033\2658\333\033\3338";
+inline constexpr char mbarrier_arrive_expect_tx_multicast_forms1_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_arrive_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<detail::packed_at<1>(mbarrier_arrive_expect_tx_multicast_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_expect_tx_multicast_forms1_opcode, 1, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm2 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta",
-    "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.arrive_"
+    "drop.release.cta\000mbarrie"
+    "r.arrive_drop.release.cl"
+    "uster\000mbarrier.arrive_dr"
+    "op.relaxed.cta\000mbarrier."
+    "arrive_drop.relaxed.clus"
+    "ter\000";
+inline constexpr char mbarrier_arrive_drop_forms0_opcode[] =
+    "\001\026\001\033\001'8\0268\0338'Y\026Y\033Y'~\026~\033~'"
+    "\237\026\237\033\237'";
+inline constexpr char mbarrier_arrive_drop_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms0(PtxgenA0& state, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm2<mbarrier_arrive_drop_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms0_opcode_pieces, mbarrier_arrive_drop_forms0_opcode, PtxgenF>>(state, addr);
+    mbarrier_asm2<detail::packed_at<1>(mbarrier_arrive_drop_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_forms0_opcode_pieces, mbarrier_arrive_drop_forms0_opcode, 1, PtxgenF>>(state, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta",
-    "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.arrive_"
+    "drop.release.cta\000mbarrie"
+    "r.arrive_drop.release.cl"
+    "uster\000mbarrier.arrive_dr"
+    "op.relaxed.cta\000mbarrier."
+    "arrive_drop.relaxed.clus"
+    "ter\000";
+inline constexpr char mbarrier_arrive_drop_forms1_opcode[] =
+    "\001\026\001\033\001'8\0268\0338'Y\026Y\033Y'~\026~\033~'"
+    "\237\026\237\033\237'";
+inline constexpr char mbarrier_arrive_drop_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_drop_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms1_opcode_pieces, mbarrier_arrive_drop_forms1_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<detail::packed_at<1>(mbarrier_arrive_drop_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_forms1_opcode_pieces, mbarrier_arrive_drop_forms1_opcode, 1, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_forms2_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_forms2_opcode_pieces), and the asm statement of
-// mbarrier_asm1 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms2_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster",
-    "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_forms2_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_forms2_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_forms2_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_forms2_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_forms2_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000.shared::cluster"
+    ".b64\000mbarrier.arrive_dro"
+    "p.release.cta\000mbarrier.a"
+    "rrive_drop.release.clust"
+    "er\000mbarrier.arrive_drop."
+    "relaxed.cta\000mbarrier.arr"
+    "ive_drop.relaxed.cluster"
+    "\000";
+inline constexpr char mbarrier_arrive_drop_forms2_opcode[] =
+    "\001\026\001\033\001'\0018M\026M\033M'M8n\026n\033n'n8"
+    "\223\026\223\033\223'\2238\264\026\264\033\264'\2648";
+inline constexpr char mbarrier_arrive_drop_forms2_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms2(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm1<mbarrier_arrive_drop_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms2_opcode_pieces, mbarrier_arrive_drop_forms2_opcode, PtxgenF>>(addr);
+    mbarrier_asm1<detail::packed_at<1>(mbarrier_arrive_drop_forms2_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_forms2_opcode_pieces, mbarrier_arrive_drop_forms2_opcode, 1, PtxgenF>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_forms3_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_forms3_opcode_pieces), and the asm statement of
-// mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_drop_forms3_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster",
-    "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_forms3_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_forms3_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_forms3_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_forms3_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_forms3_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000.shared::cluster"
+    ".b64\000mbarrier.arrive_dro"
+    "p.release.cta\000mbarrier.a"
+    "rrive_drop.release.clust"
+    "er\000mbarrier.arrive_drop."
+    "relaxed.cta\000mbarrier.arr"
+    "ive_drop.relaxed.cluster"
+    "\000";
+inline constexpr char mbarrier_arrive_drop_forms3_opcode[] =
+    "\001\026\001\033\001'\0018M\026M\033M'M8n\026n\033n'n8"
+    "\223\026\223\033\223'\2238\264\026\264\033\264'\2648";
+inline constexpr char mbarrier_arrive_drop_forms3_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_drop_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_forms3_opcode_pieces, mbarrier_arrive_drop_forms3_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<detail::packed_at<1>(mbarrier_arrive_drop_forms3_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_forms3_opcode_pieces, mbarrier_arrive_drop_forms3_opcode, 1, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm4 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.expect_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster", "mbarrier.arrive_drop.expect_tx.relaxed.cta",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.ex"
+    "pect_tx\000.b64\000.shared.b64"
+    "\000.shared::cta.b64\000mbarri"
+    "er.arrive_drop.expect_tx"
+    ".release.cta\000mbarrier.ar"
+    "rive_drop.expect_tx.rele"
+    "ase.cluster\000mbarrier.arr"
+    "ive_drop.expect_tx.relax"
+    "ed.cta\000mbarrier.arrive_d"
+    "rop.expect_tx.relaxed.cl"
+    "uster\000";
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms0_opcode[] =
+    "\001 \001%\0011B B%B1m m%m1\234 \234%\2341"
+    "\307 \307%\3071";
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm4<mbarrier_arrive_drop_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms0_opcode, PtxgenF>>(state, addr, tx_count);
+    mbarrier_asm4<detail::packed_at<1>(mbarrier_arrive_drop_expect_tx_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms0_opcode, 1, PtxgenF>>(state, addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.expect_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster",
-    "mbarrier.arrive_drop.expect_tx.relaxed.cta", "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5, 8, 2, 8, 3, 8, 4, 8, 5,
-    9, 2, 9, 3, 9, 4, 9, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_forms1_statement[] = {
-    0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_expect_tx_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.ex"
+    "pect_tx\000.b64\000.shared.b64"
+    "\000.shared::cta.b64\000.share"
+    "d::cluster.b64\000mbarrier."
+    "arrive_drop.expect_tx.re"
+    "lease.cta\000mbarrier.arriv"
+    "e_drop.expect_tx.release"
+    ".cluster\000mbarrier.arrive"
+    "_drop.expect_tx.relaxed."
+    "cta\000mbarrier.arrive_drop"
+    ".expect_tx.relaxed.clust"
+    "er\000";
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms1_opcode[] =
+    "\001 \001%\0011\001BW W%W1WB\202 \202%\2021\202B"
+    "\261 \261%\2611\261B\334 \334%\3341\334B";
+inline constexpr char mbarrier_arrive_drop_expect_tx_forms1_statement[] =
+    "\000\001\001\001\000\001\001\001\000\001\001\001\000\001\001\001\000\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_arrive_drop_expect_tx_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms1_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<detail::packed_at<1>(mbarrier_arrive_drop_expect_tx_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_forms1_opcode, 1, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_no_complete_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm3 it takes.
-inline constexpr const char* mbarrier_arrive_drop_no_complete_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.noComplete", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_no_complete_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_no_complete_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_no_complete_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_no_complete_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.no"
+    "Complete\000.b64\000.shared.b6"
+    "4\000.shared::cta.b64\000mbarr"
+    "ier.arrive_drop.noComple"
+    "te.release.cta\000";
+inline constexpr char mbarrier_arrive_drop_no_complete_forms0_opcode[] =
+    "\001!\001&\0012C!C&C2";
+inline constexpr char mbarrier_arrive_drop_no_complete_forms0_statement[] =
+    "\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm3<mbarrier_arrive_drop_no_complete_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode_pieces, mbarrier_arrive_drop_no_complete_forms0_opcode, PtxgenF>>(state, addr, arrival_count);
+    mbarrier_asm3<detail::packed_at<1>(mbarrier_arrive_drop_no_complete_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_no_complete_forms0_opcode_pieces, mbarrier_arrive_drop_no_complete_forms0_opcode, 1, PtxgenF>>(state, addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_no_complete_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_no_complete_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm0 it takes.
-inline constexpr const char* mbarrier_arrive_drop_no_complete_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.noComplete", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.arrive_drop.noComplete.release.cta",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_no_complete_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_no_complete_forms1_statement[] = {
-    2, 3, 3, 2, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_no_complete_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_no_complete_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_no_complete_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.no"
+    "Complete\000.b64\000.shared.b6"
+    "4\000.shared::cta.b64\000mbarr"
+    "ier.arrive_drop.noComple"
+    "te.release.cta\000";
+inline constexpr char mbarrier_arrive_drop_no_complete_forms1_opcode[] =
+    "\001!\001&\0012C!C&C2";
+inline constexpr char mbarrier_arrive_drop_no_complete_forms1_statement[] =
+    "\002\003\003\002\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, PtxgenA1 arrival_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm0<mbarrier_arrive_drop_no_complete_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode_pieces, mbarrier_arrive_drop_no_complete_forms1_opcode, PtxgenF>>(addr, arrival_count);
+    mbarrier_asm0<detail::packed_at<1>(mbarrier_arrive_drop_no_complete_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_no_complete_forms1_opcode_pieces, mbarrier_arrive_drop_no_complete_forms1_opcode, 1, PtxgenF>>(addr, arrival_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm6 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms0_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.m"
+    "ulticast::cluster::32b.b"
+    "64\000mbarrier.arrive_drop."
+    "release\000.cta.multicast::"
+    "cluster::32b.b64\000.cluste"
+    "r.multicast::cluster::32"
+    "b.b64\000mbarrier.arrive_dr"
+    "op.relaxed\000";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms0_opcode[] =
+    "\001\0263P3q\226P\226q";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms0_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm6<mbarrier_arrive_drop_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms0_opcode, PtxgenF>>(state, addr, cta_mask);
+    mbarrier_asm6<detail::packed_at<1>(mbarrier_arrive_drop_multicast_cluster_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms0_opcode, 1, PtxgenF>>(state, addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm7 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms1_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms1_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_multicast_cluster_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.m"
+    "ulticast::cluster::32b.b"
+    "64\000mbarrier.arrive_drop."
+    "release\000.cta.multicast::"
+    "cluster::32b.b64\000.cluste"
+    "r.multicast::cluster::32"
+    "b.b64\000mbarrier.arrive_dr"
+    "op.relaxed\000";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms1_opcode[] =
+    "\001\0263P3q\226P\226q";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms1_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm7<mbarrier_arrive_drop_multicast_cluster_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms1_opcode, PtxgenF>>(state, addr, arrival_count, cta_mask);
+    mbarrier_asm7<detail::packed_at<1>(mbarrier_arrive_drop_multicast_cluster_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms1_opcode, 1, PtxgenF>>(state, addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms2_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces), and the asm statement of
-// mbarrier_asm8 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms2_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms2_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_multicast_cluster_forms2_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.m"
+    "ulticast::cluster::32b.b"
+    "64\000.shared::cluster.mult"
+    "icast::cluster::32b.b64\000"
+    "mbarrier.arrive_drop.rel"
+    "ease.cta\000mbarrier.arrive"
+    "_drop.release.cluster\000mb"
+    "arrier.arrive_drop.relax"
+    "ed.cta\000mbarrier.arrive_d"
+    "rop.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms2_opcode[] =
+    "\001\026\0013`\026`3\201\026\2013\246\026\2463\307\026\3073";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms2_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm8<mbarrier_arrive_drop_multicast_cluster_forms2_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms2_opcode, PtxgenF>>(addr, cta_mask);
+    mbarrier_asm8<detail::packed_at<1>(mbarrier_arrive_drop_multicast_cluster_forms2_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms2_opcode, 1, PtxgenF>>(addr, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms3_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces), and the asm statement of
-// mbarrier_asm9 it takes.
-inline constexpr const char* mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.release.cta", "mbarrier.arrive_drop.release.cluster", "mbarrier.arrive_drop.relaxed.cta", "mbarrier.arrive_drop.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_multicast_cluster_forms3_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_multicast_cluster_forms3_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_multicast_cluster_forms3_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces[] =
+    "\000mbarrier.arrive_drop\000.m"
+    "ulticast::cluster::32b.b"
+    "64\000.shared::cluster.mult"
+    "icast::cluster::32b.b64\000"
+    "mbarrier.arrive_drop.rel"
+    "ease.cta\000mbarrier.arrive"
+    "_drop.release.cluster\000mb"
+    "arrier.arrive_drop.relax"
+    "ed.cta\000mbarrier.arrive_d"
+    "rop.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms3_opcode[] =
+    "\001\026\0013`\026`3\201\026\2013\246\026\2463\307\026\3073";
+inline constexpr char mbarrier_arrive_drop_multicast_cluster_forms3_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm9<mbarrier_arrive_drop_multicast_cluster_forms3_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms3_opcode, PtxgenF>>(addr, arrival_count, cta_mask);
+    mbarrier_asm9<detail::packed_at<1>(mbarrier_arrive_drop_multicast_cluster_forms3_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces, mbarrier_arrive_drop_multicast_cluster_forms3_opcode, 1, PtxgenF>>(addr, arrival_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms0_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm10 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.expect_tx", ".multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.release",
-    ".cta.multicast::cluster::32b.b64", ".cluster.multicast::cluster::32b.b64", "mbarrier.arrive_drop.expect_tx.relaxed",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 6, 4, 6, 5,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[] = {
-    0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.ex"
+    "pect_tx\000.multicast::clus"
+    "ter::32b.b64\000mbarrier.ar"
+    "rive_drop.expect_tx.rele"
+    "ase\000.cta.multicast::clus"
+    "ter::32b.b64\000.cluster.mu"
+    "lticast::cluster::32b.b6"
+    "4\000mbarrier.arrive_drop.e"
+    "xpect_tx.relaxed\000";
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode[] =
+    "\001 =d=\205\252d\252\205";
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[] =
+    "\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm10<mbarrier_arrive_drop_expect_tx_multicast_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, PtxgenF>>(state, addr, tx_count, cta_mask);
+    mbarrier_asm10<detail::packed_at<1>(mbarrier_arrive_drop_expect_tx_multicast_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, 1, PtxgenF>>(state, addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_arrive_drop_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms1_table, as
-// two pieces (their numbers in mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces[] = {
-    "", "mbarrier.arrive_drop.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.arrive_drop.expect_tx.release.cta", "mbarrier.arrive_drop.expect_tx.release.cluster", "mbarrier.arrive_drop.expect_tx.relaxed.cta", "mbarrier.arrive_drop.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3, 6, 2, 6, 3,
-    7, 2, 7, 3,
-};
-inline constexpr unsigned short mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[] = {
-    0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces, at the offsets in
+// mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces[] =
+    "\000mbarrier.arrive_drop.ex"
+    "pect_tx\000.multicast::clus"
+    "ter::32b.b64\000.shared::cl"
+    "uster.multicast::cluster"
+    "::32b.b64\000mbarrier.arriv"
+    "e_drop.expect_tx.release"
+    ".cta\000mbarrier.arrive_dro"
+    "p.expect_tx.release.clus"
+    "ter\000mbarrier.arrive_drop"
+    ".expect_tx.relaxed.cta\000m"
+    "barrier.arrive_drop.expe"
+    "ct_tx.relaxed.cluster\000";
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode[] =
+    "\001 \001=j j=\225 \225=\304 \304=\357 \357=";
+inline constexpr char mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[] =
+    "\000\001\000\001\000\001\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_arrive_drop_expect_tx_multicast_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<detail::packed_at<1>(mbarrier_arrive_drop_expect_tx_multicast_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces, mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, 1, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_expect_tx_forms0: the opcode of each form, in the order of mbarrier_expect_tx_forms0_table, as
-// two pieces (their numbers in mbarrier_expect_tx_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_expect_tx_forms0_opcode_pieces[] = {
-    "", "mbarrier.expect_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.expect_tx.relaxed.cta", "mbarrier.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_expect_tx_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5,
-};
-inline constexpr unsigned short mbarrier_expect_tx_forms0_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_expect_tx_forms0_opcode_pieces, at the offsets in
+// mbarrier_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_expect_tx_forms0_opcode_pieces[] =
+    "\000mbarrier.expect_tx\000.b64"
+    "\000.shared.b64\000.shared::ct"
+    "a.b64\000.shared::cluster.b"
+    "64\000mbarrier.expect_tx.re"
+    "laxed.cta\000mbarrier.expec"
+    "t_tx.relaxed.cluster\000";
+inline constexpr char mbarrier_expect_tx_forms0_opcode[] =
+    "\001\024\001\031\001%\0016K\024K\031K%K6j\024j\031j%j6";
+inline constexpr char mbarrier_expect_tx_forms0_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_expect_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_forms0_opcode_pieces, mbarrier_expect_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<detail::packed_at<1>(mbarrier_expect_tx_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_expect_tx_forms0_opcode_pieces, mbarrier_expect_tx_forms0_opcode, 1, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_expect_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_expect_tx_multicast_cluster_forms0_table, as
-// two pieces (their numbers in mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces[] = {
-    "", "mbarrier.expect_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.expect_tx.relaxed.cta", "mbarrier.expect_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_expect_tx_multicast_cluster_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
-};
-inline constexpr unsigned short mbarrier_expect_tx_multicast_cluster_forms0_statement[] = {
-    2, 3, 2, 3, 2, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces, at the offsets in
+// mbarrier_expect_tx_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces[] =
+    "\000mbarrier.expect_tx\000.mul"
+    "ticast::cluster::32b.b64"
+    "\000.shared::cluster.multic"
+    "ast::cluster::32b.b64\000mb"
+    "arrier.expect_tx.relaxed"
+    ".cta\000mbarrier.expect_tx."
+    "relaxed.cluster\000";
+inline constexpr char mbarrier_expect_tx_multicast_cluster_forms0_opcode[] =
+    "\001\024\0011^\024^1}\024}1";
+inline constexpr char mbarrier_expect_tx_multicast_cluster_forms0_statement[] =
+    "\002\003\002\003\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_expect_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_expect_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<detail::packed_at<1>(mbarrier_expect_tx_multicast_cluster_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_expect_tx_multicast_cluster_forms0_opcode, 1, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_complete_tx_forms0: the opcode of each form, in the order of mbarrier_complete_tx_forms0_table, as
-// two pieces (their numbers in mbarrier_complete_tx_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm5 it takes.
-inline constexpr const char* mbarrier_complete_tx_forms0_opcode_pieces[] = {
-    "", "mbarrier.complete_tx", ".b64", ".shared.b64",
-    ".shared::cta.b64", ".shared::cluster.b64", "mbarrier.complete_tx.relaxed.cta", "mbarrier.complete_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_complete_tx_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 6, 2, 6, 3, 6, 4, 6, 5,
-    7, 2, 7, 3, 7, 4, 7, 5,
-};
-inline constexpr unsigned short mbarrier_complete_tx_forms0_statement[] = {
-    2, 3, 3, 3, 2, 3, 3, 3, 2, 3, 3, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_complete_tx_forms0_opcode_pieces, at the offsets in
+// mbarrier_complete_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_complete_tx_forms0_opcode_pieces[] =
+    "\000mbarrier.complete_tx\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000.shared::cluster"
+    ".b64\000mbarrier.complete_t"
+    "x.relaxed.cta\000mbarrier.c"
+    "omplete_tx.relaxed.clust"
+    "er\000";
+inline constexpr char mbarrier_complete_tx_forms0_opcode[] =
+    "\001\026\001\033\001'\0018M\026M\033M'M8n\026n\033n'n8";
+inline constexpr char mbarrier_complete_tx_forms0_statement[] =
+    "\002\003\003\003\002\003\003\003\002\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm5<mbarrier_complete_tx_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_forms0_opcode_pieces, mbarrier_complete_tx_forms0_opcode, PtxgenF>>(addr, tx_count);
+    mbarrier_asm5<detail::packed_at<1>(mbarrier_complete_tx_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_complete_tx_forms0_opcode_pieces, mbarrier_complete_tx_forms0_opcode, 1, PtxgenF>>(addr, tx_count);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_complete_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_complete_tx_multicast_cluster_forms0_table, as
-// two pieces (their numbers in mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm11 it takes.
-inline constexpr const char* mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces[] = {
-    "", "mbarrier.complete_tx", ".multicast::cluster::32b.b64", ".shared::cluster.multicast::cluster::32b.b64",
-    "mbarrier.complete_tx.relaxed.cta", "mbarrier.complete_tx.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_complete_tx_multicast_cluster_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3, 5, 2, 5, 3,
-};
-inline constexpr unsigned short mbarrier_complete_tx_multicast_cluster_forms0_statement[] = {
-    2, 3, 2, 3, 2, 3,
-};
+// two pieces (NUL-terminated texts in mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces, at the offsets in
+// mbarrier_complete_tx_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces[] =
+    "\000mbarrier.complete_tx\000.m"
+    "ulticast::cluster::32b.b"
+    "64\000.shared::cluster.mult"
+    "icast::cluster::32b.b64\000"
+    "mbarrier.complete_tx.rel"
+    "axed.cta\000mbarrier.comple"
+    "te_tx.relaxed.cluster\000";
+inline constexpr char mbarrier_complete_tx_multicast_cluster_forms0_opcode[] =
+    "\001\026\0013`\026`3\201\026\2013";
+inline constexpr char mbarrier_complete_tx_multicast_cluster_forms0_statement[] =
+    "\002\003\002\003\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm11<mbarrier_complete_tx_multicast_cluster_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_complete_tx_multicast_cluster_forms0_opcode, PtxgenF>>(addr, tx_count, cta_mask);
+    mbarrier_asm11<detail::packed_at<1>(mbarrier_complete_tx_multicast_cluster_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces, mbarrier_complete_tx_multicast_cluster_forms0_opcode, 1, PtxgenF>>(addr, tx_count, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_forms0: the opcode of each form, in the order of mbarrier_test_wait_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm12 it takes.
-inline constexpr const char* mbarrier_test_wait_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.acquire.cta", "mbarrier.test_wait.acquire.cluster", "mbarrier.test_wait.relaxed.cta",
-    "mbarrier.test_wait.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_test_wait_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_test_wait_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait\000.b64"
+    "\000.shared.b64\000.shared::ct"
+    "a.b64\000mbarrier.test_wait"
+    ".acquire.cta\000mbarrier.te"
+    "st_wait.acquire.cluster\000"
+    "mbarrier.test_wait.relax"
+    "ed.cta\000mbarrier.test_wai"
+    "t.relaxed.cluster\000";
+inline constexpr char mbarrier_test_wait_forms0_opcode[] =
+    "\001\024\001\031\001%6\0246\0316%U\024U\031U%x\024x\031x%"
+    "\227\024\227\031\227%";
+inline constexpr char mbarrier_test_wait_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm12<mbarrier_test_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_forms0_opcode_pieces, mbarrier_test_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
+    mbarrier_asm12<detail::packed_at<1>(mbarrier_test_wait_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_forms0_opcode_pieces, mbarrier_test_wait_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_parity_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.parity", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.parity.acquire.cta", "mbarrier.test_wait.parity.acquire.cluster", "mbarrier.test_wait.parity.relaxed.cta",
-    "mbarrier.test_wait.parity.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_test_wait_parity_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_test_wait_parity_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_parity_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_parity_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_parity_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.pari"
+    "ty\000.b64\000.shared.b64\000.sha"
+    "red::cta.b64\000mbarrier.te"
+    "st_wait.parity.acquire.c"
+    "ta\000mbarrier.test_wait.pa"
+    "rity.acquire.cluster\000mba"
+    "rrier.test_wait.parity.r"
+    "elaxed.cta\000mbarrier.test"
+    "_wait.parity.relaxed.clu"
+    "ster\000";
+inline constexpr char mbarrier_test_wait_parity_forms0_opcode[] =
+    "\001\033\001 \001,=\033= =,c\033c c,\215\033\215 \215,"
+    "\263\033\263 \263,";
+inline constexpr char mbarrier_test_wait_parity_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_test_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode_pieces, mbarrier_test_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<detail::packed_at<1>(mbarrier_test_wait_parity_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_parity_forms0_opcode_pieces, mbarrier_test_wait_parity_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_primary_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm14 it takes.
-inline constexpr const char* mbarrier_test_wait_primary_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.test_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_test_wait_primary_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_test_wait_primary_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_primary_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_primary_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.phas"
+    "e_type::primary\000.b64\000.sh"
+    "ared.b64\000.shared::cta.b6"
+    "4\000mbarrier.test_wait.pha"
+    "se_type::primary.acquire"
+    "\000.cta.b64\000.cta.shared.b6"
+    "4\000.cta.shared::cta.b64\000."
+    "cluster.b64\000.cluster.sha"
+    "red.b64\000.cluster.shared:"
+    ":cta.b64\000mbarrier.test_w"
+    "ait.phase_type::primary."
+    "relaxed\000";
+inline constexpr char mbarrier_test_wait_primary_forms0_opcode[] =
+    "\001(\001-\0019JyJ\202J\222J\247J\264J\310\341y\341\202\341\222"
+    "\341\247\341\264\341\310";
+inline constexpr char mbarrier_test_wait_primary_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm14<mbarrier_test_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode_pieces, mbarrier_test_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
+    mbarrier_asm14<detail::packed_at<1>(mbarrier_test_wait_primary_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_primary_forms0_opcode_pieces, mbarrier_test_wait_primary_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_parity_primary_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm15 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_primary_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.test_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_test_wait_parity_primary_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_test_wait_parity_primary_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_parity_primary_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_parity_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_parity_primary_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.pari"
+    "ty.phase_type::primary\000."
+    "b64\000.shared.b64\000.shared:"
+    ":cta.b64\000mbarrier.test_w"
+    "ait.parity.phase_type::p"
+    "rimary.acquire\000.cta.b64\000"
+    ".cta.shared.b64\000.cta.sha"
+    "red::cta.b64\000.cluster.b6"
+    "4\000.cluster.shared.b64\000.c"
+    "luster.shared::cta.b64\000m"
+    "barrier.test_wait.parity"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_test_wait_parity_primary_forms0_opcode[] =
+    "\001/\0014\001@Q\207Q\220Q\240Q\265Q\302Q\326\357\207\357\220\357\240"
+    "\357\265\357\302\357\326";
+inline constexpr char mbarrier_test_wait_parity_primary_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm15<mbarrier_test_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
+    mbarrier_asm15<detail::packed_at<1>(mbarrier_test_wait_parity_primary_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_parity_primary_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_report_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_primary_report_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm16 it takes.
-inline constexpr const char* mbarrier_test_wait_primary_report_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.test_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_test_wait_primary_report_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_test_wait_primary_report_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_primary_report_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm16 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_primary_report_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.phas"
+    "e_type::primary\000.b64\000.sh"
+    "ared.b64\000.shared::cta.b6"
+    "4\000mbarrier.test_wait.pha"
+    "se_type::primary.acquire"
+    "\000.cta.b64\000.cta.shared.b6"
+    "4\000.cta.shared::cta.b64\000."
+    "cluster.b64\000.cluster.sha"
+    "red.b64\000.cluster.shared:"
+    ":cta.b64\000mbarrier.test_w"
+    "ait.phase_type::primary."
+    "relaxed\000";
+inline constexpr char mbarrier_test_wait_primary_report_forms0_opcode[] =
+    "\001(\001-\0019JyJ\202J\222J\247J\264J\310\341y\341\202\341\222"
+    "\341\247\341\264\341\310";
+inline constexpr char mbarrier_test_wait_primary_report_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm16<mbarrier_test_wait_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_primary_report_forms0_opcode_pieces, mbarrier_test_wait_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
+    mbarrier_asm16<detail::packed_at<1>(mbarrier_test_wait_primary_report_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_primary_report_forms0_opcode_pieces, mbarrier_test_wait_primary_report_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_report_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm17 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.test_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_test_wait_parity_primary_report_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_test_wait_parity_primary_report_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_parity_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm17 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.pari"
+    "ty.phase_type::primary\000."
+    "b64\000.shared.b64\000.shared:"
+    ":cta.b64\000mbarrier.test_w"
+    "ait.parity.phase_type::p"
+    "rimary.acquire\000.cta.b64\000"
+    ".cta.shared.b64\000.cta.sha"
+    "red::cta.b64\000.cluster.b6"
+    "4\000.cluster.shared.b64\000.c"
+    "luster.shared::cta.b64\000m"
+    "barrier.test_wait.parity"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_test_wait_parity_primary_report_forms0_opcode[] =
+    "\001/\0014\001@Q\207Q\220Q\240Q\265Q\302Q\326\357\207\357\220\357\240"
+    "\357\265\357\302\357\326";
+inline constexpr char mbarrier_test_wait_parity_primary_report_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_test_wait_parity_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+    mbarrier_asm17<detail::packed_at<1>(mbarrier_test_wait_parity_primary_report_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_test_wait_parity_primary_report_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, as
-// two pieces (their numbers in mbarrier_test_wait_parity_conditional_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_test_wait_parity_conditional_forms0_opcode_pieces[] = {
-    "", "mbarrier.test_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.test_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.test_wait.parity.phase_type::conditional.relaxed",
-};
-inline constexpr unsigned char mbarrier_test_wait_parity_conditional_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_test_wait_parity_conditional_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_test_wait_parity_conditional_forms0_opcode_pieces, at the offsets in
+// mbarrier_test_wait_parity_conditional_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_test_wait_parity_conditional_forms0_opcode_pieces[] =
+    "\000mbarrier.test_wait.pari"
+    "ty.phase_type::condition"
+    "al\000.b64\000.shared.b64\000.sha"
+    "red::cta.b64\000mbarrier.te"
+    "st_wait.parity.phase_typ"
+    "e::conditional.acquire\000."
+    "cta.b64\000.cta.shared.b64\000"
+    ".cta.shared::cta.b64\000.cl"
+    "uster.b64\000.cluster.share"
+    "d.b64\000.cluster.shared::c"
+    "ta.b64\000mbarrier.test_wai"
+    "t.parity.phase_type::con"
+    "ditional.relaxed\000";
+inline constexpr char mbarrier_test_wait_parity_conditional_forms0_opcode[] =
+    "\0013\0018\001DU\217U\230U\250U\275U\312U\336\367\217\367\230\367\250"
+    "\367\275\367\312\367\336";
+inline constexpr char mbarrier_test_wait_parity_conditional_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_test_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode_pieces, mbarrier_test_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<detail::packed_at<1>(mbarrier_test_wait_parity_conditional_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_test_wait_parity_conditional_forms0_opcode_pieces, mbarrier_test_wait_parity_conditional_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm12 it takes.
-inline constexpr const char* mbarrier_try_wait_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.acquire.cta", "mbarrier.try_wait.acquire.cluster", "mbarrier.try_wait.relaxed.cta",
-    "mbarrier.try_wait.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_try_wait_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_try_wait_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait\000.b64\000"
+    ".shared.b64\000.shared::cta"
+    ".b64\000mbarrier.try_wait.a"
+    "cquire.cta\000mbarrier.try_"
+    "wait.acquire.cluster\000mba"
+    "rrier.try_wait.relaxed.c"
+    "ta\000mbarrier.try_wait.rel"
+    "axed.cluster\000";
+inline constexpr char mbarrier_try_wait_forms0_opcode[] =
+    "\001\023\001\030\001$5\0235\0305$S\023S\030S$u\023u\030u$"
+    "\223\023\223\030\223$";
+inline constexpr char mbarrier_try_wait_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm12<mbarrier_try_wait_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms0_opcode_pieces, mbarrier_try_wait_forms0_opcode, PtxgenF>>(wait_complete, addr, state);
+    mbarrier_asm12<detail::packed_at<1>(mbarrier_try_wait_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_forms0_opcode_pieces, mbarrier_try_wait_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm18 it takes.
-inline constexpr const char* mbarrier_try_wait_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.acquire.cta", "mbarrier.try_wait.acquire.cluster", "mbarrier.try_wait.relaxed.cta",
-    "mbarrier.try_wait.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_try_wait_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_try_wait_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm18 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait\000.b64\000"
+    ".shared.b64\000.shared::cta"
+    ".b64\000mbarrier.try_wait.a"
+    "cquire.cta\000mbarrier.try_"
+    "wait.acquire.cluster\000mba"
+    "rrier.try_wait.relaxed.c"
+    "ta\000mbarrier.try_wait.rel"
+    "axed.cluster\000";
+inline constexpr char mbarrier_try_wait_forms1_opcode[] =
+    "\001\023\001\030\001$5\0235\0305$S\023S\030S$u\023u\030u$"
+    "\223\023\223\030\223$";
+inline constexpr char mbarrier_try_wait_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm18<mbarrier_try_wait_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_forms1_opcode_pieces, mbarrier_try_wait_forms1_opcode, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
+    mbarrier_asm18<detail::packed_at<1>(mbarrier_try_wait_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_forms1_opcode_pieces, mbarrier_try_wait_forms1_opcode, 1, PtxgenF>>(wait_complete, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta", "mbarrier.try_wait.parity.acquire.cluster", "mbarrier.try_wait.parity.relaxed.cta",
-    "mbarrier.try_wait.parity.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y\000.b64\000.shared.b64\000.shar"
+    "ed::cta.b64\000mbarrier.try"
+    "_wait.parity.acquire.cta"
+    "\000mbarrier.try_wait.parit"
+    "y.acquire.cluster\000mbarri"
+    "er.try_wait.parity.relax"
+    "ed.cta\000mbarrier.try_wait"
+    ".parity.relaxed.cluster\000";
+inline constexpr char mbarrier_try_wait_parity_forms0_opcode[] =
+    "\001\032\001\037\001+<\032<\037<+a\032a\037a+\212\032\212\037\212+"
+    "\257\032\257\037\257+";
+inline constexpr char mbarrier_try_wait_parity_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_try_wait_parity_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode_pieces, mbarrier_try_wait_parity_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<detail::packed_at<1>(mbarrier_try_wait_parity_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_forms0_opcode_pieces, mbarrier_try_wait_parity_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm19 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.acquire.cta", "mbarrier.try_wait.parity.acquire.cluster", "mbarrier.try_wait.parity.relaxed.cta",
-    "mbarrier.try_wait.parity.relaxed.cluster",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm19 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y\000.b64\000.shared.b64\000.shar"
+    "ed::cta.b64\000mbarrier.try"
+    "_wait.parity.acquire.cta"
+    "\000mbarrier.try_wait.parit"
+    "y.acquire.cluster\000mbarri"
+    "er.try_wait.parity.relax"
+    "ed.cta\000mbarrier.try_wait"
+    ".parity.relaxed.cluster\000";
+inline constexpr char mbarrier_try_wait_parity_forms1_opcode[] =
+    "\001\032\001\037\001+<\032<\037<+a\032a\037a+\212\032\212\037\212+"
+    "\257\032\257\037\257+";
+inline constexpr char mbarrier_try_wait_parity_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm19<mbarrier_try_wait_parity_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode_pieces, mbarrier_try_wait_parity_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm19<detail::packed_at<1>(mbarrier_try_wait_parity_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_forms1_opcode_pieces, mbarrier_try_wait_parity_forms1_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_primary_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm14 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_primary_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_primary_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_primary_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_primary_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.phase"
+    "_type::primary\000.b64\000.sha"
+    "red.b64\000.shared::cta.b64"
+    "\000mbarrier.try_wait.phase"
+    "_type::primary.acquire\000."
+    "cta.b64\000.cta.shared.b64\000"
+    ".cta.shared::cta.b64\000.cl"
+    "uster.b64\000.cluster.share"
+    "d.b64\000.cluster.shared::c"
+    "ta.b64\000mbarrier.try_wait"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_try_wait_primary_forms0_opcode[] =
+    "\001'\001,\0018IwI\200I\220I\245I\262I\306\337w\337\200\337\220"
+    "\337\245\337\262\337\306";
+inline constexpr char mbarrier_try_wait_primary_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm14<mbarrier_try_wait_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode_pieces, mbarrier_try_wait_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state);
+    mbarrier_asm14<detail::packed_at<1>(mbarrier_try_wait_primary_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_primary_forms0_opcode_pieces, mbarrier_try_wait_primary_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_primary_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm20 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_primary_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_primary_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_primary_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_primary_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm20 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_primary_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.phase"
+    "_type::primary\000.b64\000.sha"
+    "red.b64\000.shared::cta.b64"
+    "\000mbarrier.try_wait.phase"
+    "_type::primary.acquire\000."
+    "cta.b64\000.cta.shared.b64\000"
+    ".cta.shared::cta.b64\000.cl"
+    "uster.b64\000.cluster.share"
+    "d.b64\000.cluster.shared::c"
+    "ta.b64\000mbarrier.try_wait"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_try_wait_primary_forms1_opcode[] =
+    "\001'\001,\0018IwI\200I\220I\245I\262I\306\337w\337\200\337\220"
+    "\337\245\337\262\337\306";
+inline constexpr char mbarrier_try_wait_primary_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm20<mbarrier_try_wait_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode_pieces, mbarrier_try_wait_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
+    mbarrier_asm20<detail::packed_at<1>(mbarrier_try_wait_primary_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_primary_forms1_opcode_pieces, mbarrier_try_wait_primary_forms1_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_primary_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm15 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_primary_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_primary_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::primary\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.try_wai"
+    "t.parity.phase_type::pri"
+    "mary.acquire\000.cta.b64\000.c"
+    "ta.shared.b64\000.cta.share"
+    "d::cta.b64\000.cluster.b64\000"
+    ".cluster.shared.b64\000.clu"
+    "ster.shared::cta.b64\000mba"
+    "rrier.try_wait.parity.ph"
+    "ase_type::primary.relaxe"
+    "d\000";
+inline constexpr char mbarrier_try_wait_parity_primary_forms0_opcode[] =
+    "\001.\0013\001\?P\205P\216P\236P\263P\300P\324\355\205\355\216\355\236"
+    "\355\263\355\300\355\324";
+inline constexpr char mbarrier_try_wait_parity_primary_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm15<mbarrier_try_wait_parity_primary_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
+    mbarrier_asm15<detail::packed_at<1>(mbarrier_try_wait_parity_primary_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_primary_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_primary_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm21 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_primary_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_primary_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_primary_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm21 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_primary_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::primary\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.try_wai"
+    "t.parity.phase_type::pri"
+    "mary.acquire\000.cta.b64\000.c"
+    "ta.shared.b64\000.cta.share"
+    "d::cta.b64\000.cluster.b64\000"
+    ".cluster.shared.b64\000.clu"
+    "ster.shared::cta.b64\000mba"
+    "rrier.try_wait.parity.ph"
+    "ase_type::primary.relaxe"
+    "d\000";
+inline constexpr char mbarrier_try_wait_parity_primary_forms1_opcode[] =
+    "\001.\0013\001\?P\205P\216P\236P\263P\300P\324\355\205\355\216\355\236"
+    "\355\263\355\300\355\324";
+inline constexpr char mbarrier_try_wait_parity_primary_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm21<mbarrier_try_wait_parity_primary_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm21<detail::packed_at<1>(mbarrier_try_wait_parity_primary_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_primary_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_forms1_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_primary_report_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm16 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_report_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_primary_report_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_primary_report_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_primary_report_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm16 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_primary_report_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.phase"
+    "_type::primary\000.b64\000.sha"
+    "red.b64\000.shared::cta.b64"
+    "\000mbarrier.try_wait.phase"
+    "_type::primary.acquire\000."
+    "cta.b64\000.cta.shared.b64\000"
+    ".cta.shared::cta.b64\000.cl"
+    "uster.b64\000.cluster.share"
+    "d.b64\000.cluster.shared::c"
+    "ta.b64\000mbarrier.try_wait"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_try_wait_primary_report_forms0_opcode[] =
+    "\001'\001,\0018IwI\200I\220I\245I\262I\306\337w\337\200\337\220"
+    "\337\245\337\262\337\306";
+inline constexpr char mbarrier_try_wait_primary_report_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm16<mbarrier_try_wait_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_report_forms0_opcode_pieces, mbarrier_try_wait_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
+    mbarrier_asm16<detail::packed_at<1>(mbarrier_try_wait_primary_report_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_primary_report_forms0_opcode_pieces, mbarrier_try_wait_primary_report_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_primary_report_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm22 it takes.
-inline constexpr const char* mbarrier_try_wait_primary_report_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_primary_report_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_primary_report_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_primary_report_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_primary_report_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm22 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_primary_report_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.phase"
+    "_type::primary\000.b64\000.sha"
+    "red.b64\000.shared::cta.b64"
+    "\000mbarrier.try_wait.phase"
+    "_type::primary.acquire\000."
+    "cta.b64\000.cta.shared.b64\000"
+    ".cta.shared::cta.b64\000.cl"
+    "uster.b64\000.cluster.share"
+    "d.b64\000.cluster.shared::c"
+    "ta.b64\000mbarrier.try_wait"
+    ".phase_type::primary.rel"
+    "axed\000";
+inline constexpr char mbarrier_try_wait_primary_report_forms1_opcode[] =
+    "\001'\001,\0018IwI\200I\220I\245I\262I\306\337w\337\200\337\220"
+    "\337\245\337\262\337\306";
+inline constexpr char mbarrier_try_wait_primary_report_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm22<mbarrier_try_wait_primary_report_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_primary_report_forms1_opcode_pieces, mbarrier_try_wait_primary_report_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state, suspend_time_hint);
+    mbarrier_asm22<detail::packed_at<1>(mbarrier_try_wait_primary_report_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_primary_report_forms1_opcode_pieces, mbarrier_try_wait_primary_report_forms1_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, state, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm17 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_primary_report_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_primary_report_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm17 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::primary\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.try_wai"
+    "t.parity.phase_type::pri"
+    "mary.acquire\000.cta.b64\000.c"
+    "ta.shared.b64\000.cta.share"
+    "d::cta.b64\000.cluster.b64\000"
+    ".cluster.shared.b64\000.clu"
+    "ster.shared::cta.b64\000mba"
+    "rrier.try_wait.parity.ph"
+    "ase_type::primary.relaxe"
+    "d\000";
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms0_opcode[] =
+    "\001.\0013\001\?P\205P\216P\236P\263P\300P\324\355\205\355\216\355\236"
+    "\355\263\355\300\355\324";
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms0(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm17<mbarrier_try_wait_parity_primary_report_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms0_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
+    mbarrier_asm17<detail::packed_at<1>(mbarrier_try_wait_parity_primary_report_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms0_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm23 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::primary", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::primary.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::primary.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_primary_report_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_primary_report_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_primary_report_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm23 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::primary\000.b"
+    "64\000.shared.b64\000.shared::"
+    "cta.b64\000mbarrier.try_wai"
+    "t.parity.phase_type::pri"
+    "mary.acquire\000.cta.b64\000.c"
+    "ta.shared.b64\000.cta.share"
+    "d::cta.b64\000.cluster.b64\000"
+    ".cluster.shared.b64\000.clu"
+    "ster.shared::cta.b64\000mba"
+    "rrier.try_wait.parity.ph"
+    "ase_type::primary.relaxe"
+    "d\000";
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms1_opcode[] =
+    "\001.\0013\001\?P\205P\216P\236P\263P\300P\324\355\205\355\216\355\236"
+    "\355\263\355\300\355\324";
+inline constexpr char mbarrier_try_wait_parity_primary_report_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms1(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm23<mbarrier_try_wait_parity_primary_report_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms1_opcode, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm23<detail::packed_at<1>(mbarrier_try_wait_parity_primary_report_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces, mbarrier_try_wait_parity_primary_report_forms1_opcode, 1, PtxgenF>>(wait_complete, is_report_seen, report_value, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_conditional_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm13 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_conditional_forms0_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_conditional_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_conditional_forms0_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_conditional_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_conditional_forms0_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::conditiona"
+    "l\000.b64\000.shared.b64\000.shar"
+    "ed::cta.b64\000mbarrier.try"
+    "_wait.parity.phase_type:"
+    ":conditional.acquire\000.ct"
+    "a.b64\000.cta.shared.b64\000.c"
+    "ta.shared::cta.b64\000.clus"
+    "ter.b64\000.cluster.shared."
+    "b64\000.cluster.shared::cta"
+    ".b64\000mbarrier.try_wait.p"
+    "arity.phase_type::condit"
+    "ional.relaxed\000";
+inline constexpr char mbarrier_try_wait_parity_conditional_forms0_opcode[] =
+    "\0012\0017\001CT\215T\226T\246T\273T\310T\334\365\215\365\226\365\246"
+    "\365\273\365\310\365\334";
+inline constexpr char mbarrier_try_wait_parity_conditional_forms0_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm13<mbarrier_try_wait_parity_conditional_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode_pieces, mbarrier_try_wait_parity_conditional_forms0_opcode, PtxgenF>>(wait_complete, addr, phase_parity);
+    mbarrier_asm13<detail::packed_at<1>(mbarrier_try_wait_parity_conditional_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_conditional_forms0_opcode_pieces, mbarrier_try_wait_parity_conditional_forms0_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, as
-// two pieces (their numbers in mbarrier_try_wait_parity_conditional_forms1_opcode_pieces), and the asm statement of
-// mbarrier_asm19 it takes.
-inline constexpr const char* mbarrier_try_wait_parity_conditional_forms1_opcode_pieces[] = {
-    "", "mbarrier.try_wait.parity.phase_type::conditional", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.try_wait.parity.phase_type::conditional.acquire", ".cta.b64", ".cta.shared.b64",
-    ".cta.shared::cta.b64", ".cluster.b64", ".cluster.shared.b64", ".cluster.shared::cta.b64",
-    "mbarrier.try_wait.parity.phase_type::conditional.relaxed",
-};
-inline constexpr unsigned char mbarrier_try_wait_parity_conditional_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8, 5, 9, 5, 10,
-    5, 11, 12, 6, 12, 7, 12, 8, 12, 9, 12, 10, 12, 11,
-};
-inline constexpr unsigned short mbarrier_try_wait_parity_conditional_forms1_statement[] = {
-    0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, at the offsets in
+// mbarrier_try_wait_parity_conditional_forms1_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm19 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_try_wait_parity_conditional_forms1_opcode_pieces[] =
+    "\000mbarrier.try_wait.parit"
+    "y.phase_type::conditiona"
+    "l\000.b64\000.shared.b64\000.shar"
+    "ed::cta.b64\000mbarrier.try"
+    "_wait.parity.phase_type:"
+    ":conditional.acquire\000.ct"
+    "a.b64\000.cta.shared.b64\000.c"
+    "ta.shared::cta.b64\000.clus"
+    "ter.b64\000.cluster.shared."
+    "b64\000.cluster.shared::cta"
+    ".b64\000mbarrier.try_wait.p"
+    "arity.phase_type::condit"
+    "ional.relaxed\000";
+inline constexpr char mbarrier_try_wait_parity_conditional_forms1_opcode[] =
+    "\0012\0017\001CT\215T\226T\246T\273T\310T\334\365\215\365\226\365\246"
+    "\365\273\365\310\365\334";
+inline constexpr char mbarrier_try_wait_parity_conditional_forms1_statement[] =
+    "\000\001\001\000\001\001\000\001\001\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm19<mbarrier_try_wait_parity_conditional_forms1_statement[PtxgenF], detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, mbarrier_try_wait_parity_conditional_forms1_opcode, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
+    mbarrier_asm19<detail::packed_at<1>(mbarrier_try_wait_parity_conditional_forms1_statement, PtxgenF), detail::opcode_text<mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, mbarrier_try_wait_parity_conditional_forms1_opcode, 1, PtxgenF>>(wait_complete, addr, phase_parity, suspend_time_hint);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, as
-// two pieces (their numbers in mbarrier_check_layout_forms0_opcode_pieces), and the asm statement of
-// mbarrier_asm24 it takes.
-inline constexpr const char* mbarrier_check_layout_forms0_opcode_pieces[] = {
-    "", "mbarrier.check_layout.layout::v0", ".b64", ".shared.b64",
-    ".shared::cta.b64", "mbarrier.check_layout.layout::v1",
-};
-inline constexpr unsigned char mbarrier_check_layout_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4,
-};
-inline constexpr unsigned short mbarrier_check_layout_forms0_statement[] = {
-    0, 1, 1, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mbarrier_check_layout_forms0_opcode_pieces, at the offsets in
+// mbarrier_check_layout_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm24 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_check_layout_forms0_opcode_pieces[] =
+    "\000mbarrier.check_layout.l"
+    "ayout::v0\000.b64\000.shared.b"
+    "64\000.shared::cta.b64\000mbar"
+    "rier.check_layout.layout"
+    "::v1\000";
+inline constexpr char mbarrier_check_layout_forms0_opcode[] =
+    "\001\"\001'\0013D\"D'D3";
+inline constexpr char mbarrier_check_layout_forms0_statement[] =
+    "\000\001\001\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm24<mbarrier_check_layout_forms0_statement[PtxgenF], detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, PtxgenF>>(p, addr);
+    mbarrier_asm24<detail::packed_at<1>(mbarrier_check_layout_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, 1, PtxgenF>>(p, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -38,138 +38,248 @@ PTXGEN_PTX_DEVICE void mma_sp_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA
 }
 
 // mma_sp_forms0: the opcode of each form, in the order of mma_sp_forms0_table, as
-// two pieces (their numbers in mma_sp_forms0_opcode_pieces), and the asm statement of
-// mma_sp_asm0 it takes.
-inline constexpr const char* mma_sp_forms0_opcode_pieces[] = {
-    "", "mma.sp.sync.aligned.m16n8k8.row.col", ".f32.tf32.tf32.f32", "mma.sp.sync.aligned.m16n8k16.row.col",
-    ".f16.f16.f16.f16", ".f32.f16.f16.f32", ".f32.bf16.bf16.f32", "mma.sp.sync.aligned.m16n8k32.row.col",
-    ".s32.u8.u8.s32", "mma.sp.sync.aligned.m16n8k32.row.col.satfinite", ".s32.u8.s8.s32", ".s32.s8.u8.s32",
-    ".s32.s8.s8.s32", "mma.sp.sync.aligned.m16n8k64.row.col", ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32",
-    ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", "mma.sp.sync.aligned.m16n8k64.row.col.satfinite", ".s32.u4.u4.s32",
-    ".s32.u4.s4.s32", ".s32.s4.u4.s32", ".s32.s4.s4.s32", "mma.sp.sync.aligned.m16n8k128.row.col",
-    "mma.sp.sync.aligned.m16n8k128.row.col.satfinite",
-};
-inline constexpr unsigned char mma_sp_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 3, 6, 3, 2, 7, 4, 7, 5, 7, 6,
-    7, 8, 9, 8, 7, 10, 9, 10, 7, 11, 9, 11, 7, 12, 9, 12,
-    13, 14, 13, 15, 13, 16, 13, 17, 13, 8, 18, 8, 13, 10, 18, 10,
-    13, 11, 18, 11, 13, 12, 18, 12, 13, 19, 18, 19, 13, 20, 18, 20,
-    13, 21, 18, 21, 13, 22, 18, 22, 23, 19, 24, 19, 23, 20, 24, 20,
-    23, 21, 24, 21, 23, 22, 24, 22,
-};
-inline constexpr const char* mma_sp_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short mma_sp_forms0_statement[] = {
-    0, 1, 0, 0, 2, 3, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4,
-    4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in mma_sp_forms0_opcode_pieces, at the offsets in
+// mma_sp_forms0_opcode, 2 byte(s) each), and the asm statement of
+// mma_sp_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mma_sp_forms0_opcode_pieces[] =
+    "\000mma.sp.sync.aligned.m16"
+    "n8k8.row.col\000.f32.tf32.t"
+    "f32.f32\000mma.sp.sync.alig"
+    "ned.m16n8k16.row.col\000.f1"
+    "6.f16.f16.f16\000.f32.f16.f"
+    "16.f32\000.f32.bf16.bf16.f3"
+    "2\000mma.sp.sync.aligned.m1"
+    "6n8k32.row.col\000.s32.u8.u"
+    "8.s32\000mma.sp.sync.aligne"
+    "d.m16n8k32.row.col.satfi"
+    "nite\000.s32.u8.s8.s32\000.s32"
+    ".s8.u8.s32\000.s32.s8.s8.s3"
+    "2\000mma.sp.sync.aligned.m1"
+    "6n8k64.row.col\000.f32.e4m3"
+    ".e4m3.f32\000.f32.e4m3.e5m2"
+    ".f32\000.f32.e5m2.e4m3.f32\000"
+    ".f32.e5m2.e5m2.f32\000mma.s"
+    "p.sync.aligned.m16n8k64."
+    "row.col.satfinite\000.s32.u"
+    "4.u4.s32\000.s32.u4.s4.s32\000"
+    ".s32.s4.u4.s32\000.s32.s4.s"
+    "4.s32\000mma.sp.sync.aligne"
+    "d.m16n8k128.row.col\000mma."
+    "sp.sync.aligned.m16n8k12"
+    "8.row.col.satfinite\000";
+inline constexpr char mma_sp_forms0_opcode[] =
+    "\001\000%\0008\000]\0008\000n\0008\000\177\0008\000%\000\222\000]\000"
+    "\222\000n\000\222\000\177\000\222\000\267\000\306\000\267\000\222\000\365\000\306\000\365\000"
+    "\222\000\004\001\306\000\004\001\222\000\023\001\306\000\023\001\"\001G\001\"\001Z\001"
+    "\"\001m\001\"\001\200\001\"\001\267\000\223\001\267\000\"\001\365\000\223\001\365\000"
+    "\"\001\004\001\223\001\004\001\"\001\023\001\223\001\023\001\"\001\302\001\223\001\302\001"
+    "\"\001\321\001\223\001\321\001\"\001\340\001\223\001\340\001\"\001\357\001\223\001\357\001"
+    "\376\001\302\001$\002\302\001\376\001\321\001$\002\321\001\376\001\340\001$\002\340\001"
+    "\376\001\357\001$\002\357\001";
+inline constexpr char mma_sp_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char mma_sp_forms0_statement[] =
+    "\000\001\000\000\002\003\002\002\004\004\004\004\004\004\004\004\002\002\002\002\005\005\005\005"
+    "\005\005\005\005\004\004\004\004\004\004\004\004\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm0<mma_sp_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_forms0_opcode_pieces, mma_sp_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
+    mma_sp_asm0<detail::packed_at<1>(mma_sp_forms0_statement, PtxgenF), detail::opcode_text<mma_sp_forms0_opcode_pieces, mma_sp_forms0_opcode, 2, PtxgenF>, detail::immediate_text<mma_sp_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sp_ordered_metadata_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_forms0_table, as
-// two pieces (their numbers in mma_sp_ordered_metadata_forms0_opcode_pieces), and the asm statement of
-// mma_sp_asm0 it takes.
-inline constexpr const char* mma_sp_ordered_metadata_forms0_opcode_pieces[] = {
-    "", "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col", ".f32.tf32.tf32.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col",
-    ".f16.f16.f16.f16", ".f32.f16.f16.f32", ".f32.bf16.bf16.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col",
-    ".s32.u8.u8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite", ".s32.u8.s8.s32", ".s32.s8.u8.s32",
-    ".s32.s8.s8.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col", ".f16.e4m3.e4m3.f16", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::f8f6f4",
-    ".f16.e4m3.e5m2.f16", ".f16.e4m3.e3m2.f16", ".f16.e4m3.e2m3.f16", ".f16.e4m3.e2m1.f16",
-    ".f16.e5m2.e4m3.f16", ".f16.e5m2.e5m2.f16", ".f16.e5m2.e3m2.f16", ".f16.e5m2.e2m3.f16",
-    ".f16.e5m2.e2m1.f16", ".f16.e3m2.e4m3.f16", ".f16.e3m2.e5m2.f16", ".f16.e3m2.e3m2.f16",
-    ".f16.e3m2.e2m3.f16", ".f16.e3m2.e2m1.f16", ".f16.e2m3.e4m3.f16", ".f16.e2m3.e5m2.f16",
-    ".f16.e2m3.e3m2.f16", ".f16.e2m3.e2m3.f16", ".f16.e2m3.e2m1.f16", ".f16.e2m1.e4m3.f16",
-    ".f16.e2m1.e5m2.f16", ".f16.e2m1.e3m2.f16", ".f16.e2m1.e2m3.f16", ".f16.e2m1.e2m1.f16",
-    ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32", ".f32.e4m3.e3m2.f32", ".f32.e4m3.e2m3.f32",
-    ".f32.e4m3.e2m1.f32", ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", ".f32.e5m2.e3m2.f32",
-    ".f32.e5m2.e2m3.f32", ".f32.e5m2.e2m1.f32", ".f32.e3m2.e4m3.f32", ".f32.e3m2.e5m2.f32",
-    ".f32.e3m2.e3m2.f32", ".f32.e3m2.e2m3.f32", ".f32.e3m2.e2m1.f32", ".f32.e2m3.e4m3.f32",
-    ".f32.e2m3.e5m2.f32", ".f32.e2m3.e3m2.f32", ".f32.e2m3.e2m3.f32", ".f32.e2m3.e2m1.f32",
-    ".f32.e2m1.e4m3.f32", ".f32.e2m1.e5m2.f32", ".f32.e2m1.e3m2.f32", ".f32.e2m1.e2m3.f32",
-    ".f32.e2m1.e2m1.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.satfinite", ".s32.u4.u4.s32", ".s32.u4.s4.s32",
-    ".s32.s4.u4.s32", ".s32.s4.s4.s32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite",
-};
-inline constexpr unsigned char mma_sp_ordered_metadata_forms0_opcode[] = {
-    1, 2, 3, 4, 3, 5, 3, 6, 3, 2, 7, 4, 7, 5, 7, 6,
-    7, 8, 9, 8, 7, 10, 9, 10, 7, 11, 9, 11, 7, 12, 9, 12,
-    13, 14, 15, 14, 13, 16, 15, 16, 15, 17, 15, 18, 15, 19, 13, 20,
-    15, 20, 13, 21, 15, 21, 15, 22, 15, 23, 15, 24, 15, 25, 15, 26,
-    15, 27, 15, 28, 15, 29, 15, 30, 15, 31, 15, 32, 15, 33, 15, 34,
-    15, 35, 15, 36, 15, 37, 15, 38, 15, 39, 13, 40, 15, 40, 13, 41,
-    15, 41, 15, 42, 15, 43, 15, 44, 13, 45, 15, 45, 13, 46, 15, 46,
-    15, 47, 15, 48, 15, 49, 15, 50, 15, 51, 15, 52, 15, 53, 15, 54,
-    15, 55, 15, 56, 15, 57, 15, 58, 15, 59, 15, 60, 15, 61, 15, 62,
-    15, 63, 15, 64, 13, 8, 65, 8, 13, 10, 65, 10, 13, 11, 65, 11,
-    13, 12, 65, 12, 13, 66, 65, 66, 13, 67, 65, 67, 13, 68, 65, 68,
-    13, 69, 65, 69, 70, 66, 71, 66, 70, 67, 71, 67, 70, 68, 71, 68,
-    70, 69, 71, 69,
-};
-inline constexpr const char* mma_sp_ordered_metadata_forms0_immediates[] = {
-    ", %0",
-    "",
-    "",
-};
-inline constexpr unsigned short mma_sp_ordered_metadata_forms0_statement[] = {
-    0, 1, 0, 0, 2, 3, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
-    5, 5,
-};
+// two pieces (NUL-terminated texts in mma_sp_ordered_metadata_forms0_opcode_pieces, at the offsets in
+// mma_sp_ordered_metadata_forms0_opcode, 2 byte(s) each), and the asm statement of
+// mma_sp_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mma_sp_ordered_metadata_forms0_opcode_pieces[] =
+    "\000mma.sp::ordered_metadat"
+    "a.sync.aligned.m16n8k8.r"
+    "ow.col\000.f32.tf32.tf32.f3"
+    "2\000mma.sp::ordered_metada"
+    "ta.sync.aligned.m16n8k16"
+    ".row.col\000.f16.f16.f16.f1"
+    "6\000.f32.f16.f16.f32\000.f32."
+    "bf16.bf16.f32\000mma.sp::or"
+    "dered_metadata.sync.alig"
+    "ned.m16n8k32.row.col\000.s3"
+    "2.u8.u8.s32\000mma.sp::orde"
+    "red_metadata.sync.aligne"
+    "d.m16n8k32.row.col.satfi"
+    "nite\000.s32.u8.s8.s32\000.s32"
+    ".s8.u8.s32\000.s32.s8.s8.s3"
+    "2\000mma.sp::ordered_metada"
+    "ta.sync.aligned.m16n8k64"
+    ".row.col\000.f16.e4m3.e4m3."
+    "f16\000mma.sp::ordered_meta"
+    "data.sync.aligned.m16n8k"
+    "64.row.col.kind::f8f6f4\000"
+    ".f16.e4m3.e5m2.f16\000.f16."
+    "e4m3.e3m2.f16\000.f16.e4m3."
+    "e2m3.f16\000.f16.e4m3.e2m1."
+    "f16\000.f16.e5m2.e4m3.f16\000."
+    "f16.e5m2.e5m2.f16\000.f16.e"
+    "5m2.e3m2.f16\000.f16.e5m2.e"
+    "2m3.f16\000.f16.e5m2.e2m1.f"
+    "16\000.f16.e3m2.e4m3.f16\000.f"
+    "16.e3m2.e5m2.f16\000.f16.e3"
+    "m2.e3m2.f16\000.f16.e3m2.e2"
+    "m3.f16\000.f16.e3m2.e2m1.f1"
+    "6\000.f16.e2m3.e4m3.f16\000.f1"
+    "6.e2m3.e5m2.f16\000.f16.e2m"
+    "3.e3m2.f16\000.f16.e2m3.e2m"
+    "3.f16\000.f16.e2m3.e2m1.f16"
+    "\000.f16.e2m1.e4m3.f16\000.f16"
+    ".e2m1.e5m2.f16\000.f16.e2m1"
+    ".e3m2.f16\000.f16.e2m1.e2m3"
+    ".f16\000.f16.e2m1.e2m1.f16\000"
+    ".f32.e4m3.e4m3.f32\000.f32."
+    "e4m3.e5m2.f32\000.f32.e4m3."
+    "e3m2.f32\000.f32.e4m3.e2m3."
+    "f32\000.f32.e4m3.e2m1.f32\000."
+    "f32.e5m2.e4m3.f32\000.f32.e"
+    "5m2.e5m2.f32\000.f32.e5m2.e"
+    "3m2.f32\000.f32.e5m2.e2m3.f"
+    "32\000.f32.e5m2.e2m1.f32\000.f"
+    "32.e3m2.e4m3.f32\000.f32.e3"
+    "m2.e5m2.f32\000.f32.e3m2.e3"
+    "m2.f32\000.f32.e3m2.e2m3.f3"
+    "2\000.f32.e3m2.e2m1.f32\000.f3"
+    "2.e2m3.e4m3.f32\000.f32.e2m"
+    "3.e5m2.f32\000.f32.e2m3.e3m"
+    "2.f32\000.f32.e2m3.e2m3.f32"
+    "\000.f32.e2m3.e2m1.f32\000.f32"
+    ".e2m1.e4m3.f32\000.f32.e2m1"
+    ".e5m2.f32\000.f32.e2m1.e3m2"
+    ".f32\000.f32.e2m1.e2m3.f32\000"
+    ".f32.e2m1.e2m1.f32\000mma.s"
+    "p::ordered_metadata.sync"
+    ".aligned.m16n8k64.row.co"
+    "l.satfinite\000.s32.u4.u4.s"
+    "32\000.s32.u4.s4.s32\000.s32.s"
+    "4.u4.s32\000.s32.s4.s4.s32\000"
+    "mma.sp::ordered_metadata"
+    ".sync.aligned.m16n8k128."
+    "row.col\000mma.sp::ordered_"
+    "metadata.sync.aligned.m1"
+    "6n8k128.row.col.satfinit"
+    "e\000";
+inline constexpr char mma_sp_ordered_metadata_forms0_opcode[] =
+    "\001\0007\000J\000\201\000J\000\222\000J\000\243\000J\0007\000\266\000\201\000"
+    "\266\000\222\000\266\000\243\000\266\000\355\000\374\000\355\000\266\000=\001\374\000=\001"
+    "\266\000L\001\374\000L\001\266\000[\001\374\000[\001j\001\241\001\264\001\241\001"
+    "j\001\370\001\264\001\370\001\264\001\013\002\264\001\036\002\264\0011\002j\001D\002"
+    "\264\001D\002j\001W\002\264\001W\002\264\001j\002\264\001}\002\264\001\220\002"
+    "\264\001\243\002\264\001\266\002\264\001\311\002\264\001\334\002\264\001\357\002\264\001\002\003"
+    "\264\001\025\003\264\001(\003\264\001;\003\264\001N\003\264\001a\003\264\001t\003"
+    "\264\001\207\003\264\001\232\003\264\001\255\003j\001\300\003\264\001\300\003j\001\323\003"
+    "\264\001\323\003\264\001\346\003\264\001\371\003\264\001\014\004j\001\037\004\264\001\037\004"
+    "j\0012\004\264\0012\004\264\001E\004\264\001X\004\264\001k\004\264\001~\004"
+    "\264\001\221\004\264\001\244\004\264\001\267\004\264\001\312\004\264\001\335\004\264\001\360\004"
+    "\264\001\003\005\264\001\026\005\264\001)\005\264\001<\005\264\001O\005\264\001b\005"
+    "\264\001u\005\264\001\210\005j\001\355\000\233\005\355\000j\001=\001\233\005=\001"
+    "j\001L\001\233\005L\001j\001[\001\233\005[\001j\001\334\005\233\005\334\005"
+    "j\001\353\005\233\005\353\005j\001\372\005\233\005\372\005j\001\011\006\233\005\011\006"
+    "\030\006\334\005P\006\334\005\030\006\353\005P\006\353\005\030\006\372\005P\006\372\005"
+    "\030\006\011\006P\006\011\006";
+inline constexpr char mma_sp_ordered_metadata_forms0_immediates[] =
+    ", %0\000\000\000";
+inline constexpr char mma_sp_ordered_metadata_forms0_statement[] =
+    "\000\001\000\000\002\003\002\002\004\004\004\004\004\004\004\004\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\002\002\002"
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002"
+    "\002\002\005\005\005\005\005\005\005\005\004\004\004\004\004\004\004\004\005\005\005\005\005\005"
+    "\005\005";
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm0<mma_sp_ordered_metadata_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode_pieces, mma_sp_ordered_metadata_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
+    mma_sp_asm0<detail::packed_at<1>(mma_sp_ordered_metadata_forms0_statement, PtxgenF), detail::opcode_text<mma_sp_ordered_metadata_forms0_opcode_pieces, mma_sp_ordered_metadata_forms0_opcode, 2, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_forms0_immediates, 0, PtxgenSpSel>, detail::no_text, detail::no_text>(d, a, b, c, sp_meta);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sp_ordered_metadata_block_scale_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_block_scale_forms0_table, as
-// two pieces (their numbers in mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces), and the asm statement of
-// mma_sp_asm1 it takes.
-inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces[] = {
-    "", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.f32", ".e4m3.e4m3.f32.ue8m0", "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32",
-    ".e4m3.e5m2.f32.ue8m0", ".e4m3.e3m2.f32.ue8m0", ".e4m3.e2m3.f32.ue8m0", ".e4m3.e2m1.f32.ue8m0",
-    ".e5m2.e4m3.f32.ue8m0", ".e5m2.e5m2.f32.ue8m0", ".e5m2.e3m2.f32.ue8m0", ".e5m2.e2m3.f32.ue8m0",
-    ".e5m2.e2m1.f32.ue8m0", ".e3m2.e4m3.f32.ue8m0", ".e3m2.e5m2.f32.ue8m0", ".e3m2.e3m2.f32.ue8m0",
-    ".e3m2.e2m3.f32.ue8m0", ".e3m2.e2m1.f32.ue8m0", ".e2m3.e4m3.f32.ue8m0", ".e2m3.e5m2.f32.ue8m0",
-    ".e2m3.e3m2.f32.ue8m0", ".e2m3.e2m3.f32.ue8m0", ".e2m3.e2m1.f32.ue8m0", ".e2m1.e4m3.f32.ue8m0",
-    ".e2m1.e5m2.f32.ue8m0", ".e2m1.e3m2.f32.ue8m0", ".e2m1.e2m3.f32.ue8m0", ".e2m1.e2m1.f32.ue8m0",
-    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::2X.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32", "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32",
-    ".e2m1.e2m1.f32.ue4m3",
-};
-inline constexpr unsigned char mma_sp_ordered_metadata_block_scale_forms0_opcode[] = {
-    1, 2, 3, 2, 1, 4, 3, 4, 1, 5, 3, 5, 1, 6, 3, 6,
-    1, 7, 3, 7, 1, 8, 3, 8, 1, 9, 3, 9, 1, 10, 3, 10,
-    1, 11, 3, 11, 1, 12, 3, 12, 1, 13, 3, 13, 1, 14, 3, 14,
-    1, 15, 3, 15, 1, 16, 3, 16, 1, 17, 3, 17, 1, 18, 3, 18,
-    1, 19, 3, 19, 1, 20, 3, 20, 1, 21, 3, 21, 1, 22, 3, 22,
-    1, 23, 3, 23, 1, 24, 3, 24, 1, 25, 3, 25, 1, 26, 3, 26,
-    1, 27, 3, 27, 28, 27, 29, 27, 30, 27, 31, 32,
-};
-inline constexpr const char* mma_sp_ordered_metadata_block_scale_forms0_immediates[] = {
-    ", %0",
-    ", {%1, %2}",
-    ", {%3, %4}",
-};
-inline constexpr unsigned short mma_sp_ordered_metadata_block_scale_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces, at the offsets in
+// mma_sp_ordered_metadata_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
+// mma_sp_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces[] =
+    "\000mma.sp::ordered_metadat"
+    "a.sync.aligned.m16n8k64."
+    "row.col.kind::mxf8f6f4.b"
+    "lock_scale.f32\000.e4m3.e4m"
+    "3.f32.ue8m0\000mma.sp::orde"
+    "red_metadata.sync.aligne"
+    "d.m16n8k64.row.col.kind:"
+    ":mxf8f6f4.block_scale.sc"
+    "ale_vec::1X.f32\000.e4m3.e5"
+    "m2.f32.ue8m0\000.e4m3.e3m2."
+    "f32.ue8m0\000.e4m3.e2m3.f32"
+    ".ue8m0\000.e4m3.e2m1.f32.ue"
+    "8m0\000.e5m2.e4m3.f32.ue8m0"
+    "\000.e5m2.e5m2.f32.ue8m0\000.e"
+    "5m2.e3m2.f32.ue8m0\000.e5m2"
+    ".e2m3.f32.ue8m0\000.e5m2.e2"
+    "m1.f32.ue8m0\000.e3m2.e4m3."
+    "f32.ue8m0\000.e3m2.e5m2.f32"
+    ".ue8m0\000.e3m2.e3m2.f32.ue"
+    "8m0\000.e3m2.e2m3.f32.ue8m0"
+    "\000.e3m2.e2m1.f32.ue8m0\000.e"
+    "2m3.e4m3.f32.ue8m0\000.e2m3"
+    ".e5m2.f32.ue8m0\000.e2m3.e3"
+    "m2.f32.ue8m0\000.e2m3.e2m3."
+    "f32.ue8m0\000.e2m3.e2m1.f32"
+    ".ue8m0\000.e2m1.e4m3.f32.ue"
+    "8m0\000.e2m1.e5m2.f32.ue8m0"
+    "\000.e2m1.e3m2.f32.ue8m0\000.e"
+    "2m1.e2m3.f32.ue8m0\000.e2m1"
+    ".e2m1.f32.ue8m0\000mma.sp::"
+    "ordered_metadata.sync.al"
+    "igned.m16n8k128.row.col."
+    "kind::mxf4.block_scale.f"
+    "32\000mma.sp::ordered_metad"
+    "ata.sync.aligned.m16n8k1"
+    "28.row.col.kind::mxf4.bl"
+    "ock_scale.scale_vec::2X."
+    "f32\000mma.sp::ordered_meta"
+    "data.sync.aligned.m16n8k"
+    "128.row.col.kind::mxf4nv"
+    "f4.block_scale.scale_vec"
+    "::2X.f32\000mma.sp::ordered"
+    "_metadata.sync.aligned.m"
+    "16n8k128.row.col.kind::m"
+    "xf4nvf4.block_scale.scal"
+    "e_vec::4X.f32\000.e2m1.e2m1"
+    ".f32.ue4m3\000";
+inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_opcode[] =
+    "\001\000W\000l\000W\000\001\000\320\000l\000\320\000\001\000\345\000l\000\345\000"
+    "\001\000\372\000l\000\372\000\001\000\017\001l\000\017\001\001\000$\001l\000$\001"
+    "\001\0009\001l\0009\001\001\000N\001l\000N\001\001\000c\001l\000c\001"
+    "\001\000x\001l\000x\001\001\000\215\001l\000\215\001\001\000\242\001l\000\242\001"
+    "\001\000\267\001l\000\267\001\001\000\314\001l\000\314\001\001\000\341\001l\000\341\001"
+    "\001\000\366\001l\000\366\001\001\000\013\002l\000\013\002\001\000 \002l\000 \002"
+    "\001\0005\002l\0005\002\001\000J\002l\000J\002\001\000_\002l\000_\002"
+    "\001\000t\002l\000t\002\001\000\211\002l\000\211\002\001\000\236\002l\000\236\002"
+    "\001\000\263\002l\000\263\002\310\002\263\002\033\003\263\002|\003\263\002\341\003F\004";
+inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_immediates[] =
+    ", %0\000, {%1, %2}\000, {%3, %"
+    "4}\000";
+inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sp_asm1<mma_sp_ordered_metadata_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces, mma_sp_ordered_metadata_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 0, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 1, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 2, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, sp_meta, scale_a, scale_b);
+    mma_sp_asm1<detail::packed_at<1>(mma_sp_ordered_metadata_block_scale_forms0_statement, PtxgenF), detail::opcode_text<mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces, mma_sp_ordered_metadata_block_scale_forms0_opcode, 2, PtxgenF>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 0, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 5, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sp_ordered_metadata_block_scale_forms0_immediates, 16, PtxgenSpSel, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, sp_meta, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -46,105 +46,204 @@ PTXGEN_PTX_DEVICE void mma_sync_asm1(PtxgenA0& d, const PtxgenA1& a, const Ptxge
 }
 
 // mma_sync_forms0: the opcode of each form, in the order of mma_sync_forms0_table, as
-// two pieces (their numbers in mma_sync_forms0_opcode_pieces), and the asm statement of
-// mma_sync_asm0 it takes.
-inline constexpr const char* mma_sync_forms0_opcode_pieces[] = {
-    "", "mma.sync.aligned.m8n8k4.row.row", ".f16.f16.f16.f16", ".f32.f16.f16.f16",
-    ".f32.f16.f16.f32", "mma.sync.aligned.m8n8k4.row.col", ".f64.f64.f64.f64", "mma.sync.aligned.m8n8k4.col.row",
-    "mma.sync.aligned.m8n8k4.col.col", "mma.sync.aligned.m16n8k4.row.col", ".f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k8.row.col",
-    ".f32.bf16.bf16.f32", "mma.sync.aligned.m16n8k16.row.col", ".f16.e4m3.e4m3.f16", ".f16.e4m3.e5m2.f16",
-    ".f16.e5m2.e4m3.f16", ".f16.e5m2.e5m2.f16", ".f32.e4m3.e4m3.f32", ".f32.e4m3.e5m2.f32",
-    ".f32.e5m2.e4m3.f32", ".f32.e5m2.e5m2.f32", ".s32.u8.u8.s32", "mma.sync.aligned.m16n8k16.row.col.satfinite",
-    ".s32.u8.s8.s32", ".s32.s8.u8.s32", ".s32.s8.s8.s32", "mma.sync.aligned.m16n8k32.row.col",
-    "mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4", ".f16.e4m3.e3m2.f16", ".f16.e4m3.e2m3.f16", ".f16.e4m3.e2m1.f16",
-    ".f16.e5m2.e3m2.f16", ".f16.e5m2.e2m3.f16", ".f16.e5m2.e2m1.f16", ".f16.e3m2.e4m3.f16",
-    ".f16.e3m2.e5m2.f16", ".f16.e3m2.e3m2.f16", ".f16.e3m2.e2m3.f16", ".f16.e3m2.e2m1.f16",
-    ".f16.e2m3.e4m3.f16", ".f16.e2m3.e5m2.f16", ".f16.e2m3.e3m2.f16", ".f16.e2m3.e2m3.f16",
-    ".f16.e2m3.e2m1.f16", ".f16.e2m1.e4m3.f16", ".f16.e2m1.e5m2.f16", ".f16.e2m1.e3m2.f16",
-    ".f16.e2m1.e2m3.f16", ".f16.e2m1.e2m1.f16", ".f32.e4m3.e3m2.f32", ".f32.e4m3.e2m3.f32",
-    ".f32.e4m3.e2m1.f32", ".f32.e5m2.e3m2.f32", ".f32.e5m2.e2m3.f32", ".f32.e5m2.e2m1.f32",
-    ".f32.e3m2.e4m3.f32", ".f32.e3m2.e5m2.f32", ".f32.e3m2.e3m2.f32", ".f32.e3m2.e2m3.f32",
-    ".f32.e3m2.e2m1.f32", ".f32.e2m3.e4m3.f32", ".f32.e2m3.e5m2.f32", ".f32.e2m3.e3m2.f32",
-    ".f32.e2m3.e2m3.f32", ".f32.e2m3.e2m1.f32", ".f32.e2m1.e4m3.f32", ".f32.e2m1.e5m2.f32",
-    ".f32.e2m1.e3m2.f32", ".f32.e2m1.e2m3.f32", ".f32.e2m1.e2m1.f32", "mma.sync.aligned.m16n8k32.row.col.satfinite",
-    ".s32.u4.u4.s32", ".s32.u4.s4.s32", ".s32.s4.u4.s32", ".s32.s4.s4.s32",
-    "mma.sync.aligned.m16n8k64.row.col", "mma.sync.aligned.m16n8k64.row.col.satfinite", "mma.sync.aligned.m8n8k16.row.col", "mma.sync.aligned.m8n8k16.row.col.satfinite",
-    "mma.sync.aligned.m8n8k32.row.col", "mma.sync.aligned.m8n8k32.row.col.satfinite", "mma.sync.aligned.m8n8k128.row.col", ".s32.b1.b1.s32.xor.popc",
-    ".s32.b1.b1.s32.and.popc", "mma.sync.aligned.m16n8k128.row.col", "mma.sync.aligned.m16n8k256.row.col",
-};
-inline constexpr unsigned char mma_sync_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 5, 6, 7, 2,
-    7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 10, 9, 6, 11, 2,
-    11, 4, 11, 12, 11, 10, 11, 6, 13, 2, 13, 14, 13, 15, 13, 16,
-    13, 17, 13, 4, 13, 12, 13, 18, 13, 19, 13, 20, 13, 21, 13, 6,
-    13, 22, 23, 22, 13, 24, 23, 24, 13, 25, 23, 25, 13, 26, 23, 26,
-    27, 14, 28, 14, 27, 15, 28, 15, 28, 29, 28, 30, 28, 31, 27, 16,
-    28, 16, 27, 17, 28, 17, 28, 32, 28, 33, 28, 34, 28, 35, 28, 36,
-    28, 37, 28, 38, 28, 39, 28, 40, 28, 41, 28, 42, 28, 43, 28, 44,
-    28, 45, 28, 46, 28, 47, 28, 48, 28, 49, 27, 18, 28, 18, 27, 19,
-    28, 19, 28, 50, 28, 51, 28, 52, 27, 20, 28, 20, 27, 21, 28, 21,
-    28, 53, 28, 54, 28, 55, 28, 56, 28, 57, 28, 58, 28, 59, 28, 60,
-    28, 61, 28, 62, 28, 63, 28, 64, 28, 65, 28, 66, 28, 67, 28, 68,
-    28, 69, 28, 70, 27, 22, 71, 22, 27, 24, 71, 24, 27, 25, 71, 25,
-    27, 26, 71, 26, 27, 72, 71, 72, 27, 73, 71, 73, 27, 74, 71, 74,
-    27, 75, 71, 75, 76, 72, 77, 72, 76, 73, 77, 73, 76, 74, 77, 74,
-    76, 75, 77, 75, 78, 22, 79, 22, 78, 24, 79, 24, 78, 25, 79, 25,
-    78, 26, 79, 26, 80, 72, 81, 72, 80, 73, 81, 73, 80, 74, 81, 74,
-    80, 75, 81, 75, 82, 83, 82, 84, 85, 83, 85, 84, 86, 83, 86, 84,
-};
-inline constexpr unsigned short mma_sync_forms0_statement[] = {
-    0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 0, 1, 2, 4, 5, 6, 4, 4, 7, 8, 9, 6, 6, 6, 6, 7, 7, 4, 4, 4, 4, 10,
-    11, 11, 11, 11, 11, 11, 11, 11, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
-    9, 9, 9, 9, 9, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-    7, 7, 12, 12, 12, 12, 12, 12, 12, 12, 11, 11, 11, 11, 11, 11, 11, 11, 12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13,
-    13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 11, 11, 12, 12,
-};
+// two pieces (NUL-terminated texts in mma_sync_forms0_opcode_pieces, at the offsets in
+// mma_sync_forms0_opcode, 2 byte(s) each), and the asm statement of
+// mma_sync_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mma_sync_forms0_opcode_pieces[] =
+    "\000mma.sync.aligned.m8n8k4"
+    ".row.row\000.f16.f16.f16.f1"
+    "6\000.f32.f16.f16.f16\000.f32."
+    "f16.f16.f32\000mma.sync.ali"
+    "gned.m8n8k4.row.col\000.f64"
+    ".f64.f64.f64\000mma.sync.al"
+    "igned.m8n8k4.col.row\000mma"
+    ".sync.aligned.m8n8k4.col"
+    ".col\000mma.sync.aligned.m1"
+    "6n8k4.row.col\000.f32.tf32."
+    "tf32.f32\000mma.sync.aligne"
+    "d.m16n8k8.row.col\000.f32.b"
+    "f16.bf16.f32\000mma.sync.al"
+    "igned.m16n8k16.row.col\000."
+    "f16.e4m3.e4m3.f16\000.f16.e"
+    "4m3.e5m2.f16\000.f16.e5m2.e"
+    "4m3.f16\000.f16.e5m2.e5m2.f"
+    "16\000.f32.e4m3.e4m3.f32\000.f"
+    "32.e4m3.e5m2.f32\000.f32.e5"
+    "m2.e4m3.f32\000.f32.e5m2.e5"
+    "m2.f32\000.s32.u8.u8.s32\000mm"
+    "a.sync.aligned.m16n8k16."
+    "row.col.satfinite\000.s32.u"
+    "8.s8.s32\000.s32.s8.u8.s32\000"
+    ".s32.s8.s8.s32\000mma.sync."
+    "aligned.m16n8k32.row.col"
+    "\000mma.sync.aligned.m16n8k"
+    "32.row.col.kind::f8f6f4\000"
+    ".f16.e4m3.e3m2.f16\000.f16."
+    "e4m3.e2m3.f16\000.f16.e4m3."
+    "e2m1.f16\000.f16.e5m2.e3m2."
+    "f16\000.f16.e5m2.e2m3.f16\000."
+    "f16.e5m2.e2m1.f16\000.f16.e"
+    "3m2.e4m3.f16\000.f16.e3m2.e"
+    "5m2.f16\000.f16.e3m2.e3m2.f"
+    "16\000.f16.e3m2.e2m3.f16\000.f"
+    "16.e3m2.e2m1.f16\000.f16.e2"
+    "m3.e4m3.f16\000.f16.e2m3.e5"
+    "m2.f16\000.f16.e2m3.e3m2.f1"
+    "6\000.f16.e2m3.e2m3.f16\000.f1"
+    "6.e2m3.e2m1.f16\000.f16.e2m"
+    "1.e4m3.f16\000.f16.e2m1.e5m"
+    "2.f16\000.f16.e2m1.e3m2.f16"
+    "\000.f16.e2m1.e2m3.f16\000.f16"
+    ".e2m1.e2m1.f16\000.f32.e4m3"
+    ".e3m2.f32\000.f32.e4m3.e2m3"
+    ".f32\000.f32.e4m3.e2m1.f32\000"
+    ".f32.e5m2.e3m2.f32\000.f32."
+    "e5m2.e2m3.f32\000.f32.e5m2."
+    "e2m1.f32\000.f32.e3m2.e4m3."
+    "f32\000.f32.e3m2.e5m2.f32\000."
+    "f32.e3m2.e3m2.f32\000.f32.e"
+    "3m2.e2m3.f32\000.f32.e3m2.e"
+    "2m1.f32\000.f32.e2m3.e4m3.f"
+    "32\000.f32.e2m3.e5m2.f32\000.f"
+    "32.e2m3.e3m2.f32\000.f32.e2"
+    "m3.e2m3.f32\000.f32.e2m3.e2"
+    "m1.f32\000.f32.e2m1.e4m3.f3"
+    "2\000.f32.e2m1.e5m2.f32\000.f3"
+    "2.e2m1.e3m2.f32\000.f32.e2m"
+    "1.e2m3.f32\000.f32.e2m1.e2m"
+    "1.f32\000mma.sync.aligned.m"
+    "16n8k32.row.col.satfinit"
+    "e\000.s32.u4.u4.s32\000.s32.u4"
+    ".s4.s32\000.s32.s4.u4.s32\000."
+    "s32.s4.s4.s32\000mma.sync.a"
+    "ligned.m16n8k64.row.col\000"
+    "mma.sync.aligned.m16n8k6"
+    "4.row.col.satfinite\000mma."
+    "sync.aligned.m8n8k16.row"
+    ".col\000mma.sync.aligned.m8"
+    "n8k16.row.col.satfinite\000"
+    "mma.sync.aligned.m8n8k32"
+    ".row.col\000mma.sync.aligne"
+    "d.m8n8k32.row.col.satfin"
+    "ite\000mma.sync.aligned.m8n"
+    "8k128.row.col\000.s32.b1.b1"
+    ".s32.xor.popc\000.s32.b1.b1"
+    ".s32.and.popc\000mma.sync.a"
+    "ligned.m16n8k128.row.col"
+    "\000mma.sync.aligned.m16n8k"
+    "256.row.col\000";
+inline constexpr char mma_sync_forms0_opcode[] =
+    "\001\000!\000\001\0002\000\001\000C\000T\000!\000T\0002\000T\000C\000"
+    "T\000t\000\205\000!\000\205\0002\000\205\000C\000\245\000!\000\245\0002\000"
+    "\245\000C\000\305\000\346\000\305\000t\000\371\000!\000\371\000C\000\371\000\032\001"
+    "\371\000\346\000\371\000t\000-\001!\000-\001O\001-\001b\001-\001u\001"
+    "-\001\210\001-\001C\000-\001\032\001-\001\233\001-\001\256\001-\001\301\001"
+    "-\001\324\001-\001t\000-\001\347\001\366\001\347\001-\001\"\002\366\001\"\002"
+    "-\0011\002\366\0011\002-\001@\002\366\001@\002O\002O\001q\002O\001"
+    "O\002b\001q\002b\001q\002\240\002q\002\263\002q\002\306\002O\002u\001"
+    "q\002u\001O\002\210\001q\002\210\001q\002\331\002q\002\354\002q\002\377\002"
+    "q\002\022\003q\002%\003q\0028\003q\002K\003q\002^\003q\002q\003"
+    "q\002\204\003q\002\227\003q\002\252\003q\002\275\003q\002\320\003q\002\343\003"
+    "q\002\366\003q\002\011\004q\002\034\004O\002\233\001q\002\233\001O\002\256\001"
+    "q\002\256\001q\002/\004q\002B\004q\002U\004O\002\301\001q\002\301\001"
+    "O\002\324\001q\002\324\001q\002h\004q\002{\004q\002\216\004q\002\241\004"
+    "q\002\264\004q\002\307\004q\002\332\004q\002\355\004q\002\000\005q\002\023\005"
+    "q\002&\005q\0029\005q\002L\005q\002_\005q\002r\005q\002\205\005"
+    "q\002\230\005q\002\253\005O\002\347\001\276\005\347\001O\002\"\002\276\005\"\002"
+    "O\0021\002\276\0051\002O\002@\002\276\005@\002O\002\352\005\276\005\352\005"
+    "O\002\371\005\276\005\371\005O\002\010\006\276\005\010\006O\002\027\006\276\005\027\006"
+    "&\006\352\005H\006\352\005&\006\371\005H\006\371\005&\006\010\006H\006\010\006"
+    "&\006\027\006H\006\027\006t\006\347\001\225\006\347\001t\006\"\002\225\006\"\002"
+    "t\0061\002\225\0061\002t\006@\002\225\006@\002\300\006\352\005\341\006\352\005"
+    "\300\006\371\005\341\006\371\005\300\006\010\006\341\006\010\006\300\006\027\006\341\006\027\006"
+    "\014\007.\007\014\007F\007^\007.\007^\007F\007\201\007.\007\201\007F\007";
+inline constexpr char mma_sync_forms0_statement[] =
+    "\000\001\002\000\001\002\003\000\001\002\000\001\002\004\005\006\004\004\007\010\011\006\006\006"
+    "\006\007\007\004\004\004\004\012\013\013\013\013\013\013\013\013\011\011\011\011\011\011\011\011"
+    "\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\011\007\007\007"
+    "\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007\007"
+    "\007\007\014\014\014\014\014\014\014\014\013\013\013\013\013\013\013\013\014\014\014\014\014\014"
+    "\014\014\015\015\015\015\015\015\015\015\015\015\015\015\015\015\015\015\015\015\013\013\014\014";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sync_asm0<mma_sync_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_forms0_opcode_pieces, mma_sync_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text>(d, a, b, c);
+    mma_sync_asm0<detail::packed_at<1>(mma_sync_forms0_statement, PtxgenF), detail::opcode_text<mma_sync_forms0_opcode_pieces, mma_sync_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text>(d, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mma_sync_block_scale_forms0: the opcode of each form, in the order of mma_sync_block_scale_forms0_table, as
-// two pieces (their numbers in mma_sync_block_scale_forms0_opcode_pieces), and the asm statement of
-// mma_sync_asm1 it takes.
-inline constexpr const char* mma_sync_block_scale_forms0_opcode_pieces[] = {
-    "", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32", ".e4m3.e4m3.f32.ue8m0", "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32",
-    ".e4m3.e5m2.f32.ue8m0", ".e4m3.e3m2.f32.ue8m0", ".e4m3.e2m3.f32.ue8m0", ".e4m3.e2m1.f32.ue8m0",
-    ".e5m2.e4m3.f32.ue8m0", ".e5m2.e5m2.f32.ue8m0", ".e5m2.e3m2.f32.ue8m0", ".e5m2.e2m3.f32.ue8m0",
-    ".e5m2.e2m1.f32.ue8m0", ".e3m2.e4m3.f32.ue8m0", ".e3m2.e5m2.f32.ue8m0", ".e3m2.e3m2.f32.ue8m0",
-    ".e3m2.e2m3.f32.ue8m0", ".e3m2.e2m1.f32.ue8m0", ".e2m3.e4m3.f32.ue8m0", ".e2m3.e5m2.f32.ue8m0",
-    ".e2m3.e3m2.f32.ue8m0", ".e2m3.e2m3.f32.ue8m0", ".e2m3.e2m1.f32.ue8m0", ".e2m1.e4m3.f32.ue8m0",
-    ".e2m1.e5m2.f32.ue8m0", ".e2m1.e3m2.f32.ue8m0", ".e2m1.e2m3.f32.ue8m0", ".e2m1.e2m1.f32.ue8m0",
-    "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32", "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32",
-    ".e2m1.e2m1.f32.ue4m3",
-};
-inline constexpr unsigned char mma_sync_block_scale_forms0_opcode[] = {
-    1, 2, 3, 2, 1, 4, 3, 4, 1, 5, 3, 5, 1, 6, 3, 6,
-    1, 7, 3, 7, 1, 8, 3, 8, 1, 9, 3, 9, 1, 10, 3, 10,
-    1, 11, 3, 11, 1, 12, 3, 12, 1, 13, 3, 13, 1, 14, 3, 14,
-    1, 15, 3, 15, 1, 16, 3, 16, 1, 17, 3, 17, 1, 18, 3, 18,
-    1, 19, 3, 19, 1, 20, 3, 20, 1, 21, 3, 21, 1, 22, 3, 22,
-    1, 23, 3, 23, 1, 24, 3, 24, 1, 25, 3, 25, 1, 26, 3, 26,
-    1, 27, 3, 27, 28, 27, 29, 27, 30, 27, 31, 32,
-};
-inline constexpr const char* mma_sync_block_scale_forms0_immediates[] = {
-    ", {%0, %1}",
-    ", {%2, %3}",
-};
-inline constexpr unsigned short mma_sync_block_scale_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in mma_sync_block_scale_forms0_opcode_pieces, at the offsets in
+// mma_sync_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
+// mma_sync_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mma_sync_block_scale_forms0_opcode_pieces[] =
+    "\000mma.sync.aligned.m16n8k"
+    "32.row.col.kind::mxf8f6f"
+    "4.block_scale.f32\000.e4m3."
+    "e4m3.f32.ue8m0\000mma.sync."
+    "aligned.m16n8k32.row.col"
+    ".kind::mxf8f6f4.block_sc"
+    "ale.scale_vec::1X.f32\000.e"
+    "4m3.e5m2.f32.ue8m0\000.e4m3"
+    ".e3m2.f32.ue8m0\000.e4m3.e2"
+    "m3.f32.ue8m0\000.e4m3.e2m1."
+    "f32.ue8m0\000.e5m2.e4m3.f32"
+    ".ue8m0\000.e5m2.e5m2.f32.ue"
+    "8m0\000.e5m2.e3m2.f32.ue8m0"
+    "\000.e5m2.e2m3.f32.ue8m0\000.e"
+    "5m2.e2m1.f32.ue8m0\000.e3m2"
+    ".e4m3.f32.ue8m0\000.e3m2.e5"
+    "m2.f32.ue8m0\000.e3m2.e3m2."
+    "f32.ue8m0\000.e3m2.e2m3.f32"
+    ".ue8m0\000.e3m2.e2m1.f32.ue"
+    "8m0\000.e2m3.e4m3.f32.ue8m0"
+    "\000.e2m3.e5m2.f32.ue8m0\000.e"
+    "2m3.e3m2.f32.ue8m0\000.e2m3"
+    ".e2m3.f32.ue8m0\000.e2m3.e2"
+    "m1.f32.ue8m0\000.e2m1.e4m3."
+    "f32.ue8m0\000.e2m1.e5m2.f32"
+    ".ue8m0\000.e2m1.e3m2.f32.ue"
+    "8m0\000.e2m1.e2m3.f32.ue8m0"
+    "\000.e2m1.e2m1.f32.ue8m0\000mm"
+    "a.sync.aligned.m16n8k64."
+    "row.col.kind::mxf4.block"
+    "_scale.f32\000mma.sync.alig"
+    "ned.m16n8k64.row.col.kin"
+    "d::mxf4.block_scale.scal"
+    "e_vec::2X.f32\000mma.sync.a"
+    "ligned.m16n8k64.row.col."
+    "kind::mxf4nvf4.block_sca"
+    "le.scale_vec::2X.f32\000mma"
+    ".sync.aligned.m16n8k64.r"
+    "ow.col.kind::mxf4nvf4.bl"
+    "ock_scale.scale_vec::4X."
+    "f32\000.e2m1.e2m1.f32.ue4m3"
+    "\000";
+inline constexpr char mma_sync_block_scale_forms0_opcode[] =
+    "\001\000B\000W\000B\000\001\000\246\000W\000\246\000\001\000\273\000W\000\273\000"
+    "\001\000\320\000W\000\320\000\001\000\345\000W\000\345\000\001\000\372\000W\000\372\000"
+    "\001\000\017\001W\000\017\001\001\000$\001W\000$\001\001\0009\001W\0009\001"
+    "\001\000N\001W\000N\001\001\000c\001W\000c\001\001\000x\001W\000x\001"
+    "\001\000\215\001W\000\215\001\001\000\242\001W\000\242\001\001\000\267\001W\000\267\001"
+    "\001\000\314\001W\000\314\001\001\000\341\001W\000\341\001\001\000\366\001W\000\366\001"
+    "\001\000\013\002W\000\013\002\001\000 \002W\000 \002\001\0005\002W\0005\002"
+    "\001\000J\002W\000J\002\001\000_\002W\000_\002\001\000t\002W\000t\002"
+    "\001\000\211\002W\000\211\002\236\002\211\002\333\002\211\002&\003\211\002u\003\304\003";
+inline constexpr char mma_sync_block_scale_forms0_immediates[] =
+    ", {%0, %1}\000, {%2, %3}\000";
+inline constexpr char mma_sync_block_scale_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mma_sync_asm1<mma_sync_block_scale_forms0_statement[PtxgenF], detail::opcode_text<mma_sync_block_scale_forms0_opcode_pieces, mma_sync_block_scale_forms0_opcode, PtxgenF>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 0, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 1, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, scale_a, scale_b);
+    mma_sync_asm1<detail::packed_at<1>(mma_sync_block_scale_forms0_statement, PtxgenF), detail::opcode_text<mma_sync_block_scale_forms0_opcode_pieces, mma_sync_block_scale_forms0_opcode, 2, PtxgenF>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 0, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>, detail::immediate_text<mma_sync_block_scale_forms0_immediates, 11, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>>(d, a, b, c, scale_a, scale_b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -633,9 +633,6 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape,
     return 0;
 }
 
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
@@ -649,374 +646,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
-
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
-    if ((kind == mma_sync_kind::mxf8f6f4)) {
-        return v >= 0 && v <= 3;
-    }
-    if ((kind == mma_sync_kind::mxf4)) {
-        return v == 0 || v == 2;
-    }
-    if ((kind == mma_sync_kind::mxf4nvf4)) {
-        if ((scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X)) {
-            return v == 0 || v == 2;
-        }
-        if ((scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X)) {
-            return v == 0;
-        }
-    }
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
-    return v >= 0 && v <= 1;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
-    if ((kind == mma_sync_kind::mxf8f6f4)) {
-        return v >= 0 && v <= 3;
-    }
-    if ((kind == mma_sync_kind::mxf4)) {
-        return v == 0 || v == 2;
-    }
-    if ((kind == mma_sync_kind::mxf4nvf4)) {
-        if ((scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X)) {
-            return v == 0 || v == 2;
-        }
-        if ((scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X)) {
-            return v == 0;
-        }
-    }
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
-    return v >= 0 && v <= 1;
-    return false;
-}
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct mma_sync_d_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: mma.sync.aligned: operand d: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with dtype = f16, float with dtype = f32, double with dtype = f64, std::int32_t with dtype = s32");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct mma_sync_d_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: mma.sync.aligned: operand d: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of D (f16 accumulators are packed in pairs into .b32))");
-    static constexpr bool ok = true;
-};
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct mma_sync_a_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: mma.sync.aligned: operand a: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): double with atype = f64, std::uint32_t otherwise");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct mma_sync_a_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: mma.sync.aligned: operand a: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of A)");
-    static constexpr bool ok = true;
-};
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct mma_sync_b_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: mma.sync.aligned: operand b: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): double with btype = f64, std::uint32_t otherwise");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct mma_sync_b_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: mma.sync.aligned: operand b: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of B)");
-    static constexpr bool ok = true;
-};
-
-// Array operand checks: a failing one shows the types / lengths as template arguments.
-template <class PtxgenNeeded, class PtxgenGiven>
-struct mma_sync_c_element_type {
-    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: mma.sync.aligned: operand c: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with ctype = f16, float with ctype = f32, double with ctype = f64, std::int32_t with ctype = s32");
-    static constexpr bool ok = true;
-};
-template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
-struct mma_sync_c_length {
-    static_assert(PtxgenNeeded == PtxgenGiven,
-                  "ptxgen: mma.sync.aligned: operand c: the array has PtxgenGiven elements where this form needs PtxgenNeeded (fragment of C)");
-    static constexpr bool ok = true;
-};
-#endif
 #endif
 
 }  // namespace detail
-
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 144 forms of mma_sync: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct mma_sync_forms0_table {
-    static constexpr long long table[] = {
-        0, 6021120, 6028800, 24084480, 30105600, 30113280, 39828482, 48168960,
-        54190080, 54197760, 72253440, 78274560, 78282240, 127372802, 136166408, 216760321,
-        222789121, 223249922, 223710722, 232504328, 313098242, 314480643, 314511363, 314910723,
-        314941443, 319127042, 319587842, 320509443, 320540163, 320939523, 320970243, 328842248,
-        335331842, 335335682, 335362562, 335366402, 335761922, 335765762, 335792642, 335796482,
-        410818563, 410819333, 410849283, 410850053, 410880774, 410911494, 410942214, 411248643,
-        411249413, 411279363, 411280133, 411310854, 411341574, 411372294, 411679494, 411710214,
-        411740934, 411771654, 411802374, 412109574, 412140294, 412171014, 412201734, 412232454,
-        412539654, 412570374, 412601094, 412631814, 412662534, 416847364, 416848135, 416878084,
-        416878855, 416909574, 416940294, 416971014, 417277444, 417278215, 417308164, 417308935,
-        417339654, 417370374, 417401094, 417708294, 417739014, 417769734, 417800454, 417831174,
-        418138374, 418169094, 418199814, 418230534, 418261254, 418568454, 418599174, 418629894,
-        418660614, 418691334, 431669762, 431673602, 431700482, 431704322, 432099842, 432103682,
-        432130562, 432134402, 432591362, 432595202, 432622082, 432625922, 433021442, 433025282,
-        433052162, 433056002, 528929282, 528933122, 528960002, 528963842, 529359362, 529363202,
-        529390082, 529393922, 624345601, 624349441, 624376321, 624380161, 624775681, 624779521,
-        624806401, 624810241, 721605121, 721608961, 721635841, 721639681, 722035201, 722039041,
-        722065921, 722069761, 818864905, 818865162, 915202818, 915203082, 1011540738, 1011541002,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 64},
-        {0x1fffffffull, 750, 65},
-        {0x1ffffffeull, 800, 70},
-        {0x1fffffe0ull, 890, 87},
-        {0x1fffffe0ull, 890, 84},
-        {0x1b6db600ull, 0, 87},
-        {0x1b000000ull, 0, 87},
-        {0x1b6db600ull, 0, 86},
-        {0x1fffffc0ull, 900, 78},
-        {0x1fffffffull, 750, 70},
-        {0x1ffffffeull, 800, 71},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_7,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_89_and_later_from_ptx_isa_8_4,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_0,
-        &ptxgen_unsupported_target_mma_sync_is_only_on_sm_80_and_later_from_ptx_isa_7_1,
-    };
-};
-// Their asm statements, by position in that table (mma_sync.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
-PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c);
-
-}  // namespace detail
-#endif
-
-/**
- * `mma.sync.aligned`: warp-level matrix multiply and accumulate (spec: spec/instructions/mma_sync.yaml).
- *
- * Fixed by this wrapper: block_scale = false, scale_vec_size = none, stype = none.
- * Template parameters:
- *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
- *   PtxgenAlayout: alayout (row, col).
- *   PtxgenBlayout: blayout (row, col).
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   PtxgenDtype: dtype (f16, f32, f64, s32).
- *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   PtxgenCtype: ctype (f16, f32, f64, s32).
- *   PtxgenBitop: bitop (none, xor, and). the single-bit operation (.b1 only), followed by .popc
- * Operands:
- *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
- *   a: fragment of A
- *   b: fragment of B
- *   c: fragment of C
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
-PTXGEN_PTX_DEVICE void mma_sync(
-    PtxgenElem0 (&d)[PtxgenLength0],
-    const PtxgenElem1 (&a)[PtxgenLength1],
-    const PtxgenElem2 (&b)[PtxgenLength2],
-    const PtxgenElem3 (&c)[PtxgenLength3]
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::mma_sync_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
-                  "ptxgen: mma.sync.aligned: only .m8n8k4 takes layouts other than .row.col");
-    static_assert((!((PtxgenShape == mma_sync_shape::m8n8k4) && (PtxgenAtype == mma_sync_atype::f64))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
-                  "ptxgen: mma.sync.aligned: .m8n8k4 with .f64 only takes .row.col (arbitrary layouts are for .f16)");
-    static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || ((((PtxgenDtype == mma_sync_dtype::f16) && (PtxgenCtype == mma_sync_ctype::f16)) || ((PtxgenDtype == mma_sync_dtype::f32) && (PtxgenCtype == mma_sync_ctype::f32)) || ((PtxgenDtype == mma_sync_dtype::f64) && (PtxgenCtype == mma_sync_ctype::f64)) || ((PtxgenDtype == mma_sync_dtype::s32) && (PtxgenCtype == mma_sync_ctype::s32)))),
-                  "ptxgen: mma.sync.aligned: .dtype must equal .ctype for this shape");
-    static_assert((!((PtxgenShape == mma_sync_shape::m8n8k4) && (PtxgenDtype == mma_sync_dtype::f16))) || (((PtxgenCtype == mma_sync_ctype::f16))),
-                  "ptxgen: mma.sync.aligned: .m8n8k4 with an .f16 D needs an .f16 C");
-    static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
-                  "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
-    static_assert((!((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4))),
-                  "ptxgen: mma.sync.aligned: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))),
-                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
-                  "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
-                  "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == mma_sync_atype::u8 || PtxgenAtype == mma_sync_atype::s8 || PtxgenAtype == mma_sync_atype::u4 || PtxgenAtype == mma_sync_atype::s4))),
-                  "ptxgen: mma.sync.aligned: .satfinite is only for the .u8 / .s8 / .u4 / .s4 forms");
-    static_assert((!((PtxgenAtype == mma_sync_atype::b1))) || (((PtxgenBitop != mma_sync_bitop::none))),
-                  "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
-    static_assert((!((PtxgenBitop != mma_sync_bitop::none))) || (((PtxgenAtype == mma_sync_atype::b1))),
-                  "ptxgen: mma.sync.aligned: .xor.popc / .and.popc are only for .b1");
-    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
-    static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
-    static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
-    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem2>, PtxgenElem2>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
-    static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
-    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem3>, PtxgenElem3>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
-    static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::mma_sync_forms0<ptxgen_f::index>(d, a, b, c);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 54 forms of mma_sync_block_scale: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct mma_sync_block_scale_forms0_table {
-    static constexpr long long table[] = {
-        12739840, 12740608, 12755200, 12755968, 12770560, 12771328, 12785920, 12786688,
-        12801280, 12802048, 12954880, 12955648, 12970240, 12971008, 12985600, 12986368,
-        13000960, 13001728, 13016320, 13017088, 13169920, 13170688, 13185280, 13186048,
-        13200640, 13201408, 13216000, 13216768, 13231360, 13232128, 13384960, 13385728,
-        13400320, 13401088, 13415680, 13416448, 13431040, 13431808, 13446400, 13447168,
-        13600000, 13600768, 13615360, 13616128, 13630720, 13631488, 13646080, 13646848,
-        13661440, 13662208, 16675072, 16676608, 16679680, 16680704,
-    };
-    static constexpr gate gates[] = {
-        {0x1b000000ull, 0, 87},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
-    };
-};
-// Their asm statements, by position in that table (mma_sync.forms.hpp).
-template <long long PtxgenF, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
-PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b);
-
-}  // namespace detail
-#endif
-
-/**
- * `mma.sync.aligned`: warp-level matrix multiply and accumulate (spec: spec/instructions/mma_sync.yaml).
- *
- * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32, bitop = none.
- * Template parameters:
- *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
- *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
- *   PtxgenStype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
- * Operands:
- *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
- *   a: fragment of A
- *   b: fragment of B
- *   c: fragment of C
- *   scale_a: scale factors of A
- *   selector_a: {byte-id, thread-id} selecting the scale factors of A
- *   scale_b: scale factors of B
- *   selector_b: {byte-id, thread-id} selecting the scale factors of B
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_scale_vec_size PtxgenScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype PtxgenStype = mma_sync_stype::none, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
-PTXGEN_PTX_DEVICE void mma_sync_block_scale(
-    PtxgenElem0 (&d)[PtxgenLength0],
-    const PtxgenElem1 (&a)[PtxgenLength1],
-    const PtxgenElem2 (&b)[PtxgenLength2],
-    const PtxgenElem3 (&c)[PtxgenLength3],
-    std::uint32_t scale_a,
-    imms_t<PtxgenSelectorAByteId, PtxgenSelectorAThreadId> selector_a,
-    std::uint32_t scale_b,
-    imms_t<PtxgenSelectorBByteId, PtxgenSelectorBThreadId> selector_b
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::mma_sync_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 5, static_cast<long long>(PtxgenKind)), 4, static_cast<long long>(PtxgenScaleVecSize)), 3, static_cast<long long>(PtxgenStype))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenShape == mma_sync_shape::m16n8k8))) || ((((PtxgenAtype == mma_sync_atype::b1) && (PtxgenBtype == mma_sync_btype::b1)) || ((PtxgenAtype == mma_sync_atype::bf16) && (PtxgenBtype == mma_sync_btype::bf16)) || ((PtxgenAtype == mma_sync_atype::e2m1) && (PtxgenBtype == mma_sync_btype::e2m1)) || ((PtxgenAtype == mma_sync_atype::e2m3) && (PtxgenBtype == mma_sync_btype::e2m3)) || ((PtxgenAtype == mma_sync_atype::e3m2) && (PtxgenBtype == mma_sync_btype::e3m2)) || ((PtxgenAtype == mma_sync_atype::e4m3) && (PtxgenBtype == mma_sync_btype::e4m3)) || ((PtxgenAtype == mma_sync_atype::e5m2) && (PtxgenBtype == mma_sync_btype::e5m2)) || ((PtxgenAtype == mma_sync_atype::f16) && (PtxgenBtype == mma_sync_btype::f16)) || ((PtxgenAtype == mma_sync_atype::f64) && (PtxgenBtype == mma_sync_btype::f64)) || ((PtxgenAtype == mma_sync_atype::s4) && (PtxgenBtype == mma_sync_btype::s4)) || ((PtxgenAtype == mma_sync_atype::s8) && (PtxgenBtype == mma_sync_btype::s8)) || ((PtxgenAtype == mma_sync_atype::tf32) && (PtxgenBtype == mma_sync_btype::tf32)) || ((PtxgenAtype == mma_sync_atype::u4) && (PtxgenBtype == mma_sync_btype::u4)) || ((PtxgenAtype == mma_sync_atype::u8) && (PtxgenBtype == mma_sync_btype::u8)))),
-                  "ptxgen: mma.sync.aligned: .atype must equal .btype for .m16n8k8");
-    static_assert((((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4) && (PtxgenStype != mma_sync_stype::none))),
-                  "ptxgen: mma.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
-    static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))),
-                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))) || (((PtxgenStype == mma_sync_stype::ue4m3))),
-                  "ptxgen: mma.sync.aligned: .scale_vec::4X takes .ue4m3 scale factors");
-    static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
-                  "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
-                  "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
-    static_assert((!((PtxgenAtype == mma_sync_atype::b1))),
-                  "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
-    static_assert(detail::mma_sync_ok_selector_a_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAByteId),
-                  "ptxgen: mma.sync.aligned: immediate selector_a.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_a_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAThreadId),
-                  "ptxgen: mma.sync.aligned: immediate selector_a.thread_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBByteId),
-                  "ptxgen: mma.sync.aligned: immediate selector_b.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBThreadId),
-                  "ptxgen: mma.sync.aligned: immediate selector_b.thread_id is out of range for this form");
-    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
-    static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
-    static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
-    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem2>, PtxgenElem2>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
-    static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
-    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem3>, PtxgenElem3>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
-    static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::mma_sync_block_scale_forms0<ptxgen_f::index, PtxgenSelectorAByteId, PtxgenSelectorAThreadId, PtxgenSelectorBByteId, PtxgenSelectorBThreadId>(d, a, b, c, scale_a, scale_b);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-#else
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-#endif
 
 /**
  * The array operands of mma_sync for these qualifiers, as array types: declare
@@ -1044,7 +676,30 @@ struct mma_sync_block_scale_operands {
     using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
 };
 
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (mma_sync.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mma_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7(); }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+#endif
+#endif
+
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "mma_sync.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)

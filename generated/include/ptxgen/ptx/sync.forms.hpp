@@ -53,185 +53,182 @@ PTXGEN_PTX_DEVICE void sync_asm3(PtxgenA0 a, PtxgenA1 b) {
 }
 
 // setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, as
-// two pieces (their numbers in setmaxnreg_forms0_opcode_pieces), and the asm statement of
-// sync_asm0 it takes.
-inline constexpr const char* setmaxnreg_forms0_opcode_pieces[] = {
-    "", "setmaxnreg.inc", ".sync.aligned.u32", "setmaxnreg.dec",
-};
-inline constexpr unsigned char setmaxnreg_forms0_opcode[] = {
-    1, 2, 3, 2,
-};
-inline constexpr const char* setmaxnreg_forms0_immediates[] = {
-    "%0",
-};
-inline constexpr unsigned short setmaxnreg_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in setmaxnreg_forms0_opcode_pieces, at the offsets in
+// setmaxnreg_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setmaxnreg_forms0_opcode_pieces[] =
+    "\000setmaxnreg.inc\000.sync.al"
+    "igned.u32\000setmaxnreg.dec"
+    "\000";
+inline constexpr char setmaxnreg_forms0_opcode[] =
+    "\001\020\"\020";
+inline constexpr char setmaxnreg_forms0_immediates[] =
+    "%0\000";
+inline constexpr char setmaxnreg_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, long long PtxgenImmRegCount>
 PTXGEN_PTX_DEVICE void setmaxnreg_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<setmaxnreg_forms0_statement[PtxgenF], detail::opcode_text<setmaxnreg_forms0_opcode_pieces, setmaxnreg_forms0_opcode, PtxgenF>, detail::immediate_text<setmaxnreg_forms0_immediates, 0, PtxgenImmRegCount>>();
+    sync_asm0<detail::packed_at<1>(setmaxnreg_forms0_statement, PtxgenF), detail::opcode_text<setmaxnreg_forms0_opcode_pieces, setmaxnreg_forms0_opcode, 1, PtxgenF>, detail::immediate_text<setmaxnreg_forms0_immediates, 0, PtxgenImmRegCount>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // griddepcontrol_forms0: the opcode of each form, in the order of griddepcontrol_forms0_table, as
-// two pieces (their numbers in griddepcontrol_forms0_opcode_pieces), and the asm statement of
-// sync_asm0 it takes.
-inline constexpr const char* griddepcontrol_forms0_opcode_pieces[] = {
-    "", "griddepcontrol", ".launch_dependents", ".wait",
-};
-inline constexpr unsigned char griddepcontrol_forms0_opcode[] = {
-    1, 2, 1, 3,
-};
-inline constexpr unsigned short griddepcontrol_forms0_statement[] = {
-    1, 1,
-};
+// two pieces (NUL-terminated texts in griddepcontrol_forms0_opcode_pieces, at the offsets in
+// griddepcontrol_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char griddepcontrol_forms0_opcode_pieces[] =
+    "\000griddepcontrol\000.launch_"
+    "dependents\000.wait\000";
+inline constexpr char griddepcontrol_forms0_opcode[] =
+    "\001\020\001#";
+inline constexpr char griddepcontrol_forms0_statement[] =
+    "\001\001";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void griddepcontrol_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<griddepcontrol_forms0_statement[PtxgenF], detail::opcode_text<griddepcontrol_forms0_opcode_pieces, griddepcontrol_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<detail::packed_at<1>(griddepcontrol_forms0_statement, PtxgenF), detail::opcode_text<griddepcontrol_forms0_opcode_pieces, griddepcontrol_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_cluster_arrive_forms0: the opcode of each form, in the order of barrier_cluster_arrive_forms0_table, as
-// two pieces (their numbers in barrier_cluster_arrive_forms0_opcode_pieces), and the asm statement of
-// sync_asm0 it takes.
-inline constexpr const char* barrier_cluster_arrive_forms0_opcode_pieces[] = {
-    "", "barrier.cluster.arrive", ".aligned", ".release",
-    ".release.aligned", ".relaxed", ".relaxed.aligned",
-};
-inline constexpr unsigned char barrier_cluster_arrive_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6,
-};
-inline constexpr unsigned short barrier_cluster_arrive_forms0_statement[] = {
-    1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in barrier_cluster_arrive_forms0_opcode_pieces, at the offsets in
+// barrier_cluster_arrive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_cluster_arrive_forms0_opcode_pieces[] =
+    "\000barrier.cluster.arrive\000"
+    ".aligned\000.release\000.relea"
+    "se.aligned\000.relaxed\000.rel"
+    "axed.aligned\000";
+inline constexpr char barrier_cluster_arrive_forms0_opcode[] =
+    "\001\000\001\030\001!\001*\001;\001D";
+inline constexpr char barrier_cluster_arrive_forms0_statement[] =
+    "\001\001\001\001\001\001";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<barrier_cluster_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_arrive_forms0_opcode_pieces, barrier_cluster_arrive_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<detail::packed_at<1>(barrier_cluster_arrive_forms0_statement, PtxgenF), detail::opcode_text<barrier_cluster_arrive_forms0_opcode_pieces, barrier_cluster_arrive_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_cluster_wait_forms0: the opcode of each form, in the order of barrier_cluster_wait_forms0_table, as
-// two pieces (their numbers in barrier_cluster_wait_forms0_opcode_pieces), and the asm statement of
-// sync_asm0 it takes.
-inline constexpr const char* barrier_cluster_wait_forms0_opcode_pieces[] = {
-    "", "barrier.cluster.wait", ".aligned", ".acquire",
-    ".acquire.aligned",
-};
-inline constexpr unsigned char barrier_cluster_wait_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4,
-};
-inline constexpr unsigned short barrier_cluster_wait_forms0_statement[] = {
-    1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in barrier_cluster_wait_forms0_opcode_pieces, at the offsets in
+// barrier_cluster_wait_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_cluster_wait_forms0_opcode_pieces[] =
+    "\000barrier.cluster.wait\000.a"
+    "ligned\000.acquire\000.acquire"
+    ".aligned\000";
+inline constexpr char barrier_cluster_wait_forms0_opcode[] =
+    "\001\000\001\026\001\037\001(";
+inline constexpr char barrier_cluster_wait_forms0_statement[] =
+    "\001\001\001\001";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm0<barrier_cluster_wait_forms0_statement[PtxgenF], detail::opcode_text<barrier_cluster_wait_forms0_opcode_pieces, barrier_cluster_wait_forms0_opcode, PtxgenF>, detail::no_text>();
+    sync_asm0<detail::packed_at<1>(barrier_cluster_wait_forms0_statement, PtxgenF), detail::opcode_text<barrier_cluster_wait_forms0_opcode_pieces, barrier_cluster_wait_forms0_opcode, 1, PtxgenF>, detail::no_text>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // mapa_forms0: the opcode of each form, in the order of mapa_forms0_table, as
-// two pieces (their numbers in mapa_forms0_opcode_pieces), and the asm statement of
-// sync_asm1 it takes.
-inline constexpr const char* mapa_forms0_opcode_pieces[] = {
-    "", "mapa", ".u32", "mapa.shared::cluster",
-    ".u64",
-};
-inline constexpr unsigned char mapa_forms0_opcode[] = {
-    1, 2, 3, 2, 1, 4, 3, 4,
-};
-inline constexpr unsigned short mapa_forms0_statement[] = {
-    0, 0, 1, 1,
-};
+// two pieces (NUL-terminated texts in mapa_forms0_opcode_pieces, at the offsets in
+// mapa_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mapa_forms0_opcode_pieces[] =
+    "\000mapa\000.u32\000mapa.shared::"
+    "cluster\000.u64\000";
+inline constexpr char mapa_forms0_opcode[] =
+    "\001\006\013\006\001 \013 ";
+inline constexpr char mapa_forms0_statement[] =
+    "\000\000\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm1<mapa_forms0_statement[PtxgenF], detail::opcode_text<mapa_forms0_opcode_pieces, mapa_forms0_opcode, PtxgenF>>(d, a, b);
+    sync_asm1<detail::packed_at<1>(mapa_forms0_statement, PtxgenF), detail::opcode_text<mapa_forms0_opcode_pieces, mapa_forms0_opcode, 1, PtxgenF>>(d, a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_sync_forms0: the opcode of each form, in the order of barrier_sync_forms0_table, as
-// two pieces (their numbers in barrier_sync_forms0_opcode_pieces), and the asm statement of
-// sync_asm2 it takes.
-inline constexpr const char* barrier_sync_forms0_opcode_pieces[] = {
-    "", "barrier", ".sync", ".sync.aligned",
-    "barrier.cta",
-};
-inline constexpr unsigned char barrier_sync_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short barrier_sync_forms0_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in barrier_sync_forms0_opcode_pieces, at the offsets in
+// barrier_sync_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_sync_forms0_opcode_pieces[] =
+    "\000barrier\000.sync\000.sync.ali"
+    "gned\000barrier.cta\000";
+inline constexpr char barrier_sync_forms0_opcode[] =
+    "\001\011\001\017\035\011\035\017";
+inline constexpr char barrier_sync_forms0_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void barrier_sync_forms0(PtxgenA0 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm2<barrier_sync_forms0_statement[PtxgenF], detail::opcode_text<barrier_sync_forms0_opcode_pieces, barrier_sync_forms0_opcode, PtxgenF>>(a);
+    sync_asm2<detail::packed_at<1>(barrier_sync_forms0_statement, PtxgenF), detail::opcode_text<barrier_sync_forms0_opcode_pieces, barrier_sync_forms0_opcode, 1, PtxgenF>>(a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_sync_forms1: the opcode of each form, in the order of barrier_sync_forms1_table, as
-// two pieces (their numbers in barrier_sync_forms1_opcode_pieces), and the asm statement of
-// sync_asm3 it takes.
-inline constexpr const char* barrier_sync_forms1_opcode_pieces[] = {
-    "", "barrier", ".sync", ".sync.aligned",
-    "barrier.cta",
-};
-inline constexpr unsigned char barrier_sync_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short barrier_sync_forms1_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in barrier_sync_forms1_opcode_pieces, at the offsets in
+// barrier_sync_forms1_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_sync_forms1_opcode_pieces[] =
+    "\000barrier\000.sync\000.sync.ali"
+    "gned\000barrier.cta\000";
+inline constexpr char barrier_sync_forms1_opcode[] =
+    "\001\011\001\017\035\011\035\017";
+inline constexpr char barrier_sync_forms1_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_sync_forms1(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm3<barrier_sync_forms1_statement[PtxgenF], detail::opcode_text<barrier_sync_forms1_opcode_pieces, barrier_sync_forms1_opcode, PtxgenF>>(a, b);
+    sync_asm3<detail::packed_at<1>(barrier_sync_forms1_statement, PtxgenF), detail::opcode_text<barrier_sync_forms1_opcode_pieces, barrier_sync_forms1_opcode, 1, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // barrier_arrive_forms0: the opcode of each form, in the order of barrier_arrive_forms0_table, as
-// two pieces (their numbers in barrier_arrive_forms0_opcode_pieces), and the asm statement of
-// sync_asm3 it takes.
-inline constexpr const char* barrier_arrive_forms0_opcode_pieces[] = {
-    "", "barrier", ".arrive", ".arrive.aligned",
-    "barrier.cta",
-};
-inline constexpr unsigned char barrier_arrive_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short barrier_arrive_forms0_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in barrier_arrive_forms0_opcode_pieces, at the offsets in
+// barrier_arrive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_arrive_forms0_opcode_pieces[] =
+    "\000barrier\000.arrive\000.arrive"
+    ".aligned\000barrier.cta\000";
+inline constexpr char barrier_arrive_forms0_opcode[] =
+    "\001\011\001\021!\011!\021";
+inline constexpr char barrier_arrive_forms0_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    sync_asm3<barrier_arrive_forms0_statement[PtxgenF], detail::opcode_text<barrier_arrive_forms0_opcode_pieces, barrier_arrive_forms0_opcode, PtxgenF>>(a, b);
+    sync_asm3<detail::packed_at<1>(barrier_arrive_forms0_statement, PtxgenF), detail::opcode_text<barrier_arrive_forms0_opcode_pieces, barrier_arrive_forms0_opcode, 1, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -104,9 +104,6 @@ PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space
     return -1;
 }
 
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
@@ -120,519 +117,36 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_elect_sync_is_only_o
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0();
-
-PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
-    if ((type == mapa_address_type::u32)) {
-        return 0;
-    }
-    if ((type == mapa_address_type::u64)) {
-        return 2;
-    }
-    return -1;
-}
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
-
-PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, long long v) {
-    return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
-    return false;
-}
-#endif
 #endif
 
 }  // namespace detail
 
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 2 forms of setmaxnreg: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct setmaxnreg_forms0_table {
-    static constexpr long long table[] = {
-        0, 256,
-    };
-    static constexpr gate gates[] = {
-        {0x1b6db680ull, 0, 80},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, long long PtxgenImmRegCount>
-PTXGEN_PTX_DEVICE void setmaxnreg_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `setmaxnreg`: hint to change the number of registers owned by the warp (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: sync_aligned = sync.aligned, type = u32.
- * Template parameters:
- *   PtxgenAction: action (inc, dec).
- * Operands:
- *   imm_reg_count: the new number of registers per thread, 24 to 256 in steps of 8
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <setmaxnreg_action_action PtxgenAction, long long PtxgenImmRegCount>
-PTXGEN_PTX_DEVICE void setmaxnreg(
-    imm_t<PtxgenImmRegCount> imm_reg_count
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setmaxnreg_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::setmaxnreg_action_ok_imm_reg_count(PtxgenAction, setmaxnreg_action_sync_aligned::sync_aligned, setmaxnreg_action_type::u32, PtxgenImmRegCount),
-                  "ptxgen: setmaxnreg: immediate imm_reg_count is out of range for this form");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: setmaxnreg: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::setmaxnreg_forms0<ptxgen_f::index, PtxgenImmRegCount>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 2 forms of griddepcontrol: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct griddepcontrol_forms0_table {
-    static constexpr long long table[] = {
-        0, 256,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 78},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void griddepcontrol_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `griddepcontrol`: programmatic dependent launch control (spec: spec/instructions/sync.yaml).
- *
- * Template parameters:
- *   PtxgenAction: action (launch_dependents, wait).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <griddepcontrol_action_action PtxgenAction>
-PTXGEN_PTX_DEVICE void griddepcontrol(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::griddepcontrol_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenAction))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: griddepcontrol: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::griddepcontrol_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 6 forms of barrier_cluster_arrive: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct barrier_cluster_arrive_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 513, 769, 1025, 1281,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 78},
-        {0x1fffffc0ull, 900, 80},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `barrier.cluster`: cluster-wide barrier, split into arrive and wait (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: action = arrive.
- * Template parameters:
- *   PtxgenSem: sem (none, release, relaxed, acquire). arrive takes .release (default) or .relaxed, wait takes .acquire (default)
- *   PtxgenAligned: aligned (true / false).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool PtxgenAligned = false>
-PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::barrier_cluster_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((((PtxgenSem != barrier_cluster_sem::acquire))),
-                  "ptxgen: barrier.cluster: barrier.cluster.arrive takes .release or .relaxed");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::barrier_cluster_arrive_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of barrier_cluster_wait: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct barrier_cluster_wait_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 1537, 1793,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 78},
-        {0x1fffffc0ull, 900, 80},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-        &ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF>
-PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0();
-
-}  // namespace detail
-#endif
-
-/**
- * `barrier.cluster`: cluster-wide barrier, split into arrive and wait (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: action = wait.
- * Template parameters:
- *   PtxgenSem: sem (none, release, relaxed, acquire). arrive takes .release (default) or .relaxed, wait takes .acquire (default)
- *   PtxgenAligned: aligned (true / false).
- * Operands:
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <barrier_cluster_sem PtxgenSem = barrier_cluster_sem::none, bool PtxgenAligned = false>
-PTXGEN_PTX_DEVICE void barrier_cluster_wait(
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::barrier_cluster_wait_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenSem)), 2, (PtxgenAligned ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((((PtxgenSem == barrier_cluster_sem::none || PtxgenSem == barrier_cluster_sem::acquire))),
-                  "ptxgen: barrier.cluster: barrier.cluster.wait takes .acquire only");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: barrier.cluster: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::barrier_cluster_wait_forms0<ptxgen_f::index>();
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of mapa: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct mapa_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 768,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 78},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
-PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
-
-}  // namespace detail
-#endif
-
-/**
- * `mapa`: map an address of this CTA's shared memory to the same variable in another CTA of the cluster (spec: spec/instructions/sync.yaml).
- *
- * Template parameters:
- *   PtxgenSpace: space (none, shared::cluster). .shared::cluster maps a .shared::cta address to a .shared::cluster address; generic without it
- *   PtxgenType: type (u32, u64).
- * Operands:
- *   d: the mapped address (returned)
- *   a: the address in this CTA's shared memory (.shared::cta with .shared::cluster, else generic)
- *   b: the rank of the target CTA in the cluster
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(
-    detail::reg_t<detail::mapa_address_type_a(PtxgenSpace, PtxgenType)> a,
-    std::uint32_t b
-) {
-    detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> d{};
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::mapa_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenType)), 2, static_cast<long long>(PtxgenSpace))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: mapa: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::mapa_forms0<ptxgen_f::index>(d, a, b);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-    return d;
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of barrier_sync: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct barrier_sync_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 513, 769,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 0},
-        {0x1fffffffull, 750, 78},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, class PtxgenA0>
-PTXGEN_PTX_DEVICE void barrier_sync_forms0(PtxgenA0 a);
-
-}  // namespace detail
-#endif
-
-/**
- * `barrier`: named barrier of the CTA (barrier.sync / barrier.arrive) (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: action = sync.
- * Template parameters:
- *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
- *   PtxgenAligned: aligned (true / false).
- * Operands:
- *   a: the barrier number
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <bool PtxgenCta = false, bool PtxgenAligned = false>
-PTXGEN_PTX_DEVICE void barrier_sync(
-    std::uint32_t a
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::barrier_sync_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::barrier_sync_forms0<ptxgen_f::index>(a);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of barrier_sync: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct barrier_sync_forms1_table {
-    static constexpr long long table[] = {
-        0, 256, 513, 769,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 0},
-        {0x1fffffffull, 750, 78},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-        &ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void barrier_sync_forms1(PtxgenA0 a, PtxgenA1 b);
-
-}  // namespace detail
-#endif
-
-/**
- * `barrier`: named barrier of the CTA (barrier.sync / barrier.arrive) (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: action = sync.
- * Template parameters:
- *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
- *   PtxgenAligned: aligned (true / false).
- * Operands:
- *   a: the barrier number
- *   b: the number of participating threads, a multiple of the warp size
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <bool PtxgenCta = false, bool PtxgenAligned = false>
-PTXGEN_PTX_DEVICE void barrier_sync(
-    std::uint32_t a,
-    std::uint32_t b
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::barrier_sync_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::barrier_sync_forms1<ptxgen_f::index>(a, b);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of barrier_arrive: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct barrier_arrive_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 513, 769,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffffull, 750, 0},
-        {0x1fffffffull, 750, 78},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-        &ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
-    };
-};
-// Their asm statements, by position in that table (sync.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b);
-
-}  // namespace detail
-#endif
-
-/**
- * `barrier`: named barrier of the CTA (barrier.sync / barrier.arrive) (spec: spec/instructions/sync.yaml).
- *
- * Fixed by this wrapper: action = arrive.
- * Template parameters:
- *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
- *   PtxgenAligned: aligned (true / false).
- * Operands:
- *   a: the barrier number
- *   b: the number of participating threads, a multiple of the warp size
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <bool PtxgenCta = false, bool PtxgenAligned = false>
-PTXGEN_PTX_DEVICE void barrier_arrive(
-    std::uint32_t a,
-    std::uint32_t b
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::barrier_arrive_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::barrier_arrive_forms0<ptxgen_f::index>(a, b);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-/**
- * `elect.sync`: elect one leader thread of the warp (spec: spec/instructions/sync.yaml).
- *
- * Operands:
- *   lane: the lane id of the elected leader (returned by elect_sync_lane)
- *   elected: true in the elected leader thread, false in the others
- *   membermask: the threads taking part, one bit per lane
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(
-    [[maybe_unused]] std::uint32_t membermask
-) {
-    std::uint32_t lane{}; std::uint32_t elected{};
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // elect.sync
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("{\n\t.reg .pred p;\n\t" "elect.sync " "%0|p, %2;" "\n\tselp.u32 %1, 1, 0, p;\n\t}" : "=r"(lane), "=r"(elected) : "r"(membermask)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-#endif
-#endif
-    return {lane, elected != 0};
-}
-
-/**
- * `elect.sync`: elect one leader thread of the warp (spec: spec/instructions/sync.yaml).
- *
- * Operands:
- *   sink: `_`: discard the lane id
- *   elected: true in the elected leader thread, false in the others
- *   membermask: the threads taking part, one bit per lane
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-PTXGEN_PTX_DEVICE bool elect_sync(
-    [[maybe_unused]] std::uint32_t membermask
-) {
-    std::uint32_t elected{};
-#if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // elect.sync
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("{\n\t.reg .pred p;\n\t" "elect.sync " "_|p, %1;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected) : "r"(membermask)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
-#endif
-#endif
-    return elected != 0;
-}
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (sync.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void griddepcontrol() { detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_arrive() { detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_wait() { detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg) { detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return elect_sync_lane_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return bool{}; }
 #else
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { }
@@ -655,8 +169,14 @@ PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { ret
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { return bool{}; }
 #endif
+#endif
 
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "sync.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)

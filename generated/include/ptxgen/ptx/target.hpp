@@ -453,31 +453,44 @@ PTXGEN_PTX_CONSTEXPR long long index_of(int v) noexcept {
     return r;
 }
 
-/// The position of form `number` in a wrapper's sorted table of
-/// number * 256 + class, or -1 if the number is not a form.
-template <decltype(sizeof(0)) PtxgenK>
-PTXGEN_PTX_CONSTEXPR long long form_index(const long long (&table)[PtxgenK],
+/// Entry `i` of a table of unsigned numbers packed into a string literal, PtxgenW bytes
+/// each, least significant first (the generated tables: one literal compiles far faster
+/// than an array of numbers).
+template <int PtxgenW, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_CONSTEXPR long long packed_at(const char (&table)[PtxgenN], long long i) noexcept {
+    long long v = 0;
+    for (int b = PtxgenW - 1; b >= 0; --b) {
+        v = v * 256 + static_cast<unsigned char>(table[i * PtxgenW + b]);
+    }
+    return v;
+}
+
+/// The position of form `number` in a wrapper's sorted table of number * 256 + class
+/// (packed, PtxgenW bytes each), or -1 if the number is not a form.
+template <int PtxgenW, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_CONSTEXPR long long form_index(const char (&table)[PtxgenN],
                                           long long number) noexcept {
     if (number < 0) {
         return -1;
     }
-    decltype(sizeof(0)) lo = 0, hi = PtxgenK;
+    constexpr decltype(sizeof(0)) count = (PtxgenN - 1) / PtxgenW;
+    decltype(sizeof(0)) lo = 0, hi = count;
     while (lo < hi) {
         decltype(sizeof(0)) mid = (lo + hi) / 2;
-        if (table[mid] / 256 < number) {
+        if (packed_at<PtxgenW>(table, static_cast<long long>(mid)) / 256 < number) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    return lo < PtxgenK && table[lo] / 256 == number ? static_cast<long long>(lo) : -1;
+    return lo < count && packed_at<PtxgenW>(table, static_cast<long long>(lo)) / 256 == number
+               ? static_cast<long long>(lo) : -1;
 }
 
 /// The support class of the form at `index` of such a table (-1: no form).
-template <decltype(sizeof(0)) PtxgenK>
-PTXGEN_PTX_CONSTEXPR int form_class_at(const long long (&table)[PtxgenK],
-                                       long long index) noexcept {
-    return index < 0 ? -1 : static_cast<int>(table[index] % 256);
+template <int PtxgenW, decltype(sizeof(0)) PtxgenN>
+PTXGEN_PTX_CONSTEXPR int form_class_at(const char (&table)[PtxgenN], long long index) noexcept {
+    return index < 0 ? -1 : static_cast<int>(packed_at<PtxgenW>(table, index) % 256);
 }
 
 /// Form PtxgenNumber of a wrapper in its forms table PtxgenT (a struct with the sorted
@@ -486,8 +499,8 @@ PTXGEN_PTX_CONSTEXPR int form_class_at(const long long (&table)[PtxgenK],
 /// compiled has it; refuse() is its refusal where not.
 template <class PtxgenT, long long PtxgenNumber>
 struct form_of {
-    static constexpr long long index = form_index(PtxgenT::table, PtxgenNumber);
-    static constexpr int cls = form_class_at(PtxgenT::table, index);
+    static constexpr long long index = form_index<PtxgenT::width>(PtxgenT::table, PtxgenNumber);
+    static constexpr int cls = form_class_at<PtxgenT::width>(PtxgenT::table, index);
     // no form (refused by the checks where the target may have one): the first class's
     static constexpr int c =
         cls >= 0 && cls < static_cast<int>(sizeof(PtxgenT::gates) / sizeof(gate)) ? cls : 0;
@@ -508,21 +521,23 @@ PTXGEN_PTX_CONSTEXPR int text_length(const char* text) noexcept {
 
 /// The opcode of form PtxgenI of a forms table as a constant char array (c), the "C"
 /// operand that an asm statement shared by several forms splices its opcode from: the
-/// two pieces PtxgenNumbers[2 * PtxgenI] and [2 * PtxgenI + 1] of PtxgenPieces, joined.
-/// Only the forms a translation unit uses are ever instantiated.
-template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI>
+/// two NUL-terminated pieces of PtxgenPieces at the offsets PtxgenOffsets[2 * PtxgenI] and
+/// [2 * PtxgenI + 1] (packed, PtxgenW bytes each), joined. Only the forms a translation
+/// unit uses are ever instantiated.
+template <const auto& PtxgenPieces, const auto& PtxgenOffsets, int PtxgenW, long long PtxgenI>
 struct opcode_pieces {
-    static constexpr const char* head = PtxgenPieces[PtxgenNumbers[2 * PtxgenI]];
-    static constexpr const char* tail = PtxgenPieces[PtxgenNumbers[2 * PtxgenI + 1]];
+    static constexpr const char* head = PtxgenPieces + packed_at<PtxgenW>(PtxgenOffsets, 2 * PtxgenI);
+    static constexpr const char* tail =
+        PtxgenPieces + packed_at<PtxgenW>(PtxgenOffsets, 2 * PtxgenI + 1);
     static constexpr int n = text_length(head);
 };
-template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI,
-          class PtxgenP = opcode_pieces<PtxgenPieces, PtxgenNumbers, PtxgenI>,
+template <const auto& PtxgenPieces, const auto& PtxgenOffsets, int PtxgenW, long long PtxgenI,
+          class PtxgenP = opcode_pieces<PtxgenPieces, PtxgenOffsets, PtxgenW, PtxgenI>,
           class PtxgenSeq = std::make_integer_sequence<int, PtxgenP::n + text_length(PtxgenP::tail) + 1>>
 struct opcode_text;
-template <const auto& PtxgenPieces, const auto& PtxgenNumbers, long long PtxgenI, class PtxgenP,
-          int... PtxgenC>
-struct opcode_text<PtxgenPieces, PtxgenNumbers, PtxgenI, PtxgenP,
+template <const auto& PtxgenPieces, const auto& PtxgenOffsets, int PtxgenW, long long PtxgenI,
+          class PtxgenP, int... PtxgenC>
+struct opcode_text<PtxgenPieces, PtxgenOffsets, PtxgenW, PtxgenI, PtxgenP,
                    std::integer_sequence<int, PtxgenC...>> {
     static constexpr char c[] = {
         (PtxgenC < PtxgenP::n ? PtxgenP::head[PtxgenC] : PtxgenP::tail[PtxgenC - PtxgenP::n])...};
@@ -566,12 +581,13 @@ template <const text_buffer& PtxgenB, int... PtxgenC>
 struct buffer_text<PtxgenB, std::integer_sequence<int, PtxgenC...>> {
     static constexpr char c[] = {PtxgenB.c[PtxgenC]..., 0};
 };
-/// Format PtxgenI of a table with the immediates PtxgenV... spliced in (c): a "C"
-/// operand that carries a form's immediate operands, so that forms which differ in their
-/// immediates share the asm statement.
+/// The format at offset PtxgenI of a table (NUL-terminated formats one after another)
+/// with the immediates PtxgenV... spliced in (c): a "C" operand that carries a form's
+/// immediate operands, so that forms which differ in their immediates share the asm
+/// statement.
 template <const auto& PtxgenTable, long long PtxgenI, long long... PtxgenV>
 struct immediate_buffer {
-    static constexpr text_buffer b = format_immediates<PtxgenV...>(PtxgenTable[PtxgenI]);
+    static constexpr text_buffer b = format_immediates<PtxgenV...>(PtxgenTable + PtxgenI);
 };
 template <const auto& PtxgenTable, long long PtxgenI, long long... PtxgenV>
 struct immediate_text : buffer_text<immediate_buffer<PtxgenTable, PtxgenI, PtxgenV...>::b> {};

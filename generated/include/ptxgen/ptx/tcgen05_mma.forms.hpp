@@ -219,1174 +219,1770 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_asm21(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxge
 }
 
 // tcgen05_mma_forms0: the opcode of each form, in the order of tcgen05_mma_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
-    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
-    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
-    14, 4, 14, 5,
-};
-inline constexpr unsigned short tcgen05_mma_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::tf32\000tcgen05.mma"
+    ".cta_group::1.kind::f8f6"
+    "f4\000tcgen05.mma.cta_group"
+    "::1.kind::i8\000tcgen05.mma"
+    ".cta_group::1.kind::ti16"
+    "\000tcgen05.mma.cta_group::"
+    "2.kind::f16\000tcgen05.mma."
+    "cta_group::2.kind::tf32\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::f8f6f4\000tcgen05.mm"
+    "a.cta_group::2.kind::i8\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::ti16\000";
+inline constexpr char tcgen05_mma_forms0_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000y\000\000\000"
+    "y\000$\000y\0008\000y\000K\000y\000b\000\235\000\000\000\235\000$\000"
+    "\235\0008\000\235\000K\000\235\000b\000\303\000\000\000\303\000$\000\303\0008\000"
+    "\303\000K\000\303\000b\000\345\000\000\000\345\000$\000\345\0008\000\345\000K\000"
+    "\345\000b\000\011\001\000\000\011\001$\000\011\0018\000\011\001K\000\011\001b\000"
+    ",\001\000\000,\001$\000,\0018\000,\001K\000,\001b\000P\001\000\000"
+    "P\001$\000P\0018\000P\001K\000P\001b\000v\001\000\000v\001$\000"
+    "v\0018\000v\001K\000v\001b\000\230\001\000\000\230\001$\000\230\0018\000"
+    "\230\001K\000\230\001b\000";
+inline constexpr char tcgen05_mma_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms0_opcode_pieces, tcgen05_mma_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<detail::packed_at<1>(tcgen05_mma_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms0_opcode_pieces, tcgen05_mma_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms1: the opcode of each form, in the order of tcgen05_mma_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16",
-    "tcgen05.mma.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* tcgen05_mma_forms1_immediates[] = {
-    ", %0",
-    "",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::tf32\000tcgen05.mma"
+    ".cta_group::2.kind::f16\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::tf32\000";
+inline constexpr char tcgen05_mma_forms1_opcode[] =
+    "\001\000\001$\0018\001K\001by\000y$y8yKyb\235\000\235$"
+    "\2358\235K\235b\300\000\300$\3008\300K\300b";
+inline constexpr char tcgen05_mma_forms1_immediates[] =
+    ", %0\000\000\000";
+inline constexpr char tcgen05_mma_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms1_opcode_pieces, tcgen05_mma_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms1_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<detail::packed_at<1>(tcgen05_mma_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms1_opcode_pieces, tcgen05_mma_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_mma_forms1_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms2: the opcode of each form, in the order of tcgen05_mma_forms2_table, as
-// two pieces (their numbers in tcgen05_mma_forms2_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm1 it takes.
-inline constexpr const char* tcgen05_mma_forms2_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.cta_group::1.kind::i8", "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
-    "tcgen05.mma.cta_group::2.kind::f8f6f4", "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_forms2_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
-    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
-    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
-    14, 4, 14, 5,
-};
-inline constexpr unsigned short tcgen05_mma_forms2_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms2_opcode_pieces, at the offsets in
+// tcgen05_mma_forms2_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms2_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::tf32\000tcgen05.mma"
+    ".cta_group::1.kind::f8f6"
+    "f4\000tcgen05.mma.cta_group"
+    "::1.kind::i8\000tcgen05.mma"
+    ".cta_group::1.kind::ti16"
+    "\000tcgen05.mma.cta_group::"
+    "2.kind::f16\000tcgen05.mma."
+    "cta_group::2.kind::tf32\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::f8f6f4\000tcgen05.mm"
+    "a.cta_group::2.kind::i8\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::ti16\000";
+inline constexpr char tcgen05_mma_forms2_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000y\000\000\000"
+    "y\000$\000y\0008\000y\000K\000y\000b\000\235\000\000\000\235\000$\000"
+    "\235\0008\000\235\000K\000\235\000b\000\303\000\000\000\303\000$\000\303\0008\000"
+    "\303\000K\000\303\000b\000\345\000\000\000\345\000$\000\345\0008\000\345\000K\000"
+    "\345\000b\000\011\001\000\000\011\001$\000\011\0018\000\011\001K\000\011\001b\000"
+    ",\001\000\000,\001$\000,\0018\000,\001K\000,\001b\000P\001\000\000"
+    "P\001$\000P\0018\000P\001K\000P\001b\000v\001\000\000v\001$\000"
+    "v\0018\000v\001K\000v\001b\000\230\001\000\000\230\001$\000\230\0018\000"
+    "\230\001K\000\230\001b\000";
+inline constexpr char tcgen05_mma_forms2_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm1<tcgen05_mma_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms2_opcode_pieces, tcgen05_mma_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm1<detail::packed_at<1>(tcgen05_mma_forms2_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms2_opcode_pieces, tcgen05_mma_forms2_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms3: the opcode of each form, in the order of tcgen05_mma_forms3_table, as
-// two pieces (their numbers in tcgen05_mma_forms3_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm1 it takes.
-inline constexpr const char* tcgen05_mma_forms3_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16",
-    "tcgen05.mma.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_forms3_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* tcgen05_mma_forms3_immediates[] = {
-    "",
-    ", %0",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_forms3_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms3_opcode_pieces, at the offsets in
+// tcgen05_mma_forms3_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms3_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::tf32\000tcgen05.mma"
+    ".cta_group::2.kind::f16\000"
+    "tcgen05.mma.cta_group::2"
+    ".kind::tf32\000";
+inline constexpr char tcgen05_mma_forms3_opcode[] =
+    "\001\000\001$\0018\001K\001by\000y$y8yKyb\235\000\235$"
+    "\2358\235K\235b\300\000\300$\3008\300K\300b";
+inline constexpr char tcgen05_mma_forms3_immediates[] =
+    "\000, %0\000\000";
+inline constexpr char tcgen05_mma_forms3_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm1<tcgen05_mma_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms3_opcode_pieces, tcgen05_mma_forms3_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms3_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm1<detail::packed_at<1>(tcgen05_mma_forms3_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms3_opcode_pieces, tcgen05_mma_forms3_opcode, 1, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms3_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms4: the opcode of each form, in the order of tcgen05_mma_forms4_table, as
-// two pieces (their numbers in tcgen05_mma_forms4_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_forms4_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::i8",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_forms4_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
-    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
-    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
-    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
-    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
-};
-inline constexpr unsigned short tcgen05_mma_forms4_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms4_opcode_pieces, at the offsets in
+// tcgen05_mma_forms4_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms4_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000.ashift\000.ashift.collect"
+    "or::a::lastuse\000.ashift.c"
+    "ollector::a::discard\000tcg"
+    "en05.mma.cta_group::1.ki"
+    "nd::tf32\000tcgen05.mma.cta"
+    "_group::1.kind::f8f6f4\000t"
+    "cgen05.mma.cta_group::1."
+    "kind::i8\000tcgen05.mma.cta"
+    "_group::1.kind::ti16\000tcg"
+    "en05.mma.cta_group::2.ki"
+    "nd::f16\000tcgen05.mma.cta_"
+    "group::2.kind::tf32\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::f8f6f4\000tcgen05.mma.ct"
+    "a_group::2.kind::i8\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::ti16\000";
+inline constexpr char tcgen05_mma_forms4_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000\001\000y\000"
+    "\001\000\201\000\001\000\237\000\275\000\000\000\275\000$\000\275\0008\000\275\000K\000"
+    "\275\000b\000\275\000y\000\275\000\201\000\275\000\237\000\341\000\000\000\341\000$\000"
+    "\341\0008\000\341\000K\000\341\000b\000\341\000y\000\341\000\201\000\341\000\237\000"
+    "\007\001\000\000\007\001$\000\007\0018\000\007\001K\000\007\001b\000\007\001y\000"
+    "\007\001\201\000\007\001\237\000)\001\000\000)\001$\000)\0018\000)\001K\000"
+    ")\001b\000)\001y\000)\001\201\000)\001\237\000M\001\000\000M\001$\000"
+    "M\0018\000M\001K\000M\001b\000M\001y\000M\001\201\000M\001\237\000"
+    "p\001\000\000p\001$\000p\0018\000p\001K\000p\001b\000p\001y\000"
+    "p\001\201\000p\001\237\000\224\001\000\000\224\001$\000\224\0018\000\224\001K\000"
+    "\224\001b\000\224\001y\000\224\001\201\000\224\001\237\000\272\001\000\000\272\001$\000"
+    "\272\0018\000\272\001K\000\272\001b\000\272\001y\000\272\001\201\000\272\001\237\000"
+    "\334\001\000\000\334\001$\000\334\0018\000\334\001K\000\334\001b\000\334\001y\000"
+    "\334\001\201\000\334\001\237\000";
+inline constexpr char tcgen05_mma_forms4_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms4_opcode_pieces, tcgen05_mma_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<detail::packed_at<1>(tcgen05_mma_forms4_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms4_opcode_pieces, tcgen05_mma_forms4_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms5: the opcode of each form, in the order of tcgen05_mma_forms5_table, as
-// two pieces (their numbers in tcgen05_mma_forms5_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_forms5_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_forms5_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-};
-inline constexpr const char* tcgen05_mma_forms5_immediates[] = {
-    ", %0",
-    "",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_forms5_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms5_opcode_pieces, at the offsets in
+// tcgen05_mma_forms5_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms5_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000.ashift\000.ashift.collect"
+    "or::a::lastuse\000.ashift.c"
+    "ollector::a::discard\000tcg"
+    "en05.mma.cta_group::1.ki"
+    "nd::tf32\000tcgen05.mma.cta"
+    "_group::2.kind::f16\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::tf32\000";
+inline constexpr char tcgen05_mma_forms5_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000\001\000y\000"
+    "\001\000\201\000\001\000\237\000\275\000\000\000\275\000$\000\275\0008\000\275\000K\000"
+    "\275\000b\000\275\000y\000\275\000\201\000\275\000\237\000\341\000\000\000\341\000$\000"
+    "\341\0008\000\341\000K\000\341\000b\000\341\000y\000\341\000\201\000\341\000\237\000"
+    "\004\001\000\000\004\001$\000\004\0018\000\004\001K\000\004\001b\000\004\001y\000"
+    "\004\001\201\000\004\001\237\000";
+inline constexpr char tcgen05_mma_forms5_immediates[] =
+    ", %0\000\000\000";
+inline constexpr char tcgen05_mma_forms5_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms5_opcode_pieces, tcgen05_mma_forms5_opcode, PtxgenF>, detail::immediate_text<tcgen05_mma_forms5_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<detail::packed_at<1>(tcgen05_mma_forms5_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms5_opcode_pieces, tcgen05_mma_forms5_opcode, 2, PtxgenF>, detail::immediate_text<tcgen05_mma_forms5_immediates, 0, PtxgenScaleInputD>, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms6: the opcode of each form, in the order of tcgen05_mma_forms6_table, as
-// two pieces (their numbers in tcgen05_mma_forms6_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm3 it takes.
-inline constexpr const char* tcgen05_mma_forms6_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.mma.cta_group::1.kind::i8",
-    "tcgen05.mma.cta_group::1.kind::ti16", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32", "tcgen05.mma.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.cta_group::2.kind::i8", "tcgen05.mma.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_forms6_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
-    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
-    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
-    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
-    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
-};
-inline constexpr unsigned short tcgen05_mma_forms6_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms6_opcode_pieces, at the offsets in
+// tcgen05_mma_forms6_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms6_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000.ashift\000.ashift.collect"
+    "or::a::lastuse\000.ashift.c"
+    "ollector::a::discard\000tcg"
+    "en05.mma.cta_group::1.ki"
+    "nd::tf32\000tcgen05.mma.cta"
+    "_group::1.kind::f8f6f4\000t"
+    "cgen05.mma.cta_group::1."
+    "kind::i8\000tcgen05.mma.cta"
+    "_group::1.kind::ti16\000tcg"
+    "en05.mma.cta_group::2.ki"
+    "nd::f16\000tcgen05.mma.cta_"
+    "group::2.kind::tf32\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::f8f6f4\000tcgen05.mma.ct"
+    "a_group::2.kind::i8\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::ti16\000";
+inline constexpr char tcgen05_mma_forms6_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000\001\000y\000"
+    "\001\000\201\000\001\000\237\000\275\000\000\000\275\000$\000\275\0008\000\275\000K\000"
+    "\275\000b\000\275\000y\000\275\000\201\000\275\000\237\000\341\000\000\000\341\000$\000"
+    "\341\0008\000\341\000K\000\341\000b\000\341\000y\000\341\000\201\000\341\000\237\000"
+    "\007\001\000\000\007\001$\000\007\0018\000\007\001K\000\007\001b\000\007\001y\000"
+    "\007\001\201\000\007\001\237\000)\001\000\000)\001$\000)\0018\000)\001K\000"
+    ")\001b\000)\001y\000)\001\201\000)\001\237\000M\001\000\000M\001$\000"
+    "M\0018\000M\001K\000M\001b\000M\001y\000M\001\201\000M\001\237\000"
+    "p\001\000\000p\001$\000p\0018\000p\001K\000p\001b\000p\001y\000"
+    "p\001\201\000p\001\237\000\224\001\000\000\224\001$\000\224\0018\000\224\001K\000"
+    "\224\001b\000\224\001y\000\224\001\201\000\224\001\237\000\272\001\000\000\272\001$\000"
+    "\272\0018\000\272\001K\000\272\001b\000\272\001y\000\272\001\201\000\272\001\237\000"
+    "\334\001\000\000\334\001$\000\334\0018\000\334\001K\000\334\001b\000\334\001y\000"
+    "\334\001\201\000\334\001\237\000";
+inline constexpr char tcgen05_mma_forms6_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm3<tcgen05_mma_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms6_opcode_pieces, tcgen05_mma_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm3<detail::packed_at<1>(tcgen05_mma_forms6_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms6_opcode_pieces, tcgen05_mma_forms6_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_forms7: the opcode of each form, in the order of tcgen05_mma_forms7_table, as
-// two pieces (their numbers in tcgen05_mma_forms7_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm3 it takes.
-inline constexpr const char* tcgen05_mma_forms7_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.cta_group::1.kind::tf32", "tcgen05.mma.cta_group::2.kind::f16", "tcgen05.mma.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_forms7_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-};
-inline constexpr const char* tcgen05_mma_forms7_immediates[] = {
-    "",
-    ", %0",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_forms7_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_forms7_opcode_pieces, at the offsets in
+// tcgen05_mma_forms7_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_forms7_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f16\000.collector::"
+    "a::fill\000.collector::a::u"
+    "se\000.collector::a::lastus"
+    "e\000.collector::a::discard"
+    "\000.ashift\000.ashift.collect"
+    "or::a::lastuse\000.ashift.c"
+    "ollector::a::discard\000tcg"
+    "en05.mma.cta_group::1.ki"
+    "nd::tf32\000tcgen05.mma.cta"
+    "_group::2.kind::f16\000tcge"
+    "n05.mma.cta_group::2.kin"
+    "d::tf32\000";
+inline constexpr char tcgen05_mma_forms7_opcode[] =
+    "\001\000\000\000\001\000$\000\001\0008\000\001\000K\000\001\000b\000\001\000y\000"
+    "\001\000\201\000\001\000\237\000\275\000\000\000\275\000$\000\275\0008\000\275\000K\000"
+    "\275\000b\000\275\000y\000\275\000\201\000\275\000\237\000\341\000\000\000\341\000$\000"
+    "\341\0008\000\341\000K\000\341\000b\000\341\000y\000\341\000\201\000\341\000\237\000"
+    "\004\001\000\000\004\001$\000\004\0018\000\004\001K\000\004\001b\000\004\001y\000"
+    "\004\001\201\000\004\001\237\000";
+inline constexpr char tcgen05_mma_forms7_immediates[] =
+    "\000, %0\000\000";
+inline constexpr char tcgen05_mma_forms7_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, const PtxgenA4& disable_output_lane, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm3<tcgen05_mma_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_forms7_opcode_pieces, tcgen05_mma_forms7_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms7_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm3<detail::packed_at<1>(tcgen05_mma_forms7_statement, PtxgenF), detail::opcode_text<tcgen05_mma_forms7_opcode_pieces, tcgen05_mma_forms7_opcode, 2, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_forms7_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_block_scale_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm4 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
-    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
-    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
-    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
-    ".block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_block_scale_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
-    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
-    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
-    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
-    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
-    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
-    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
-    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
-    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
-    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
-    35, 12, 35, 13, 35, 14, 35, 15,
-};
-inline constexpr unsigned short tcgen05_mma_block_scale_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_block_scale_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_block_scale_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::mxf8f6f4.block_s"
+    "cale\000.collector::a::fill"
+    "\000.collector::a::use\000.col"
+    "lector::a::lastuse\000.coll"
+    "ector::a::discard\000.scale"
+    "_vec::1X\000.scale_vec::1X."
+    "collector::a::fill\000.scal"
+    "e_vec::1X.collector::a::"
+    "use\000.scale_vec::1X.colle"
+    "ctor::a::lastuse\000.scale_"
+    "vec::1X.collector::a::di"
+    "scard\000.block32\000.block32."
+    "collector::a::fill\000.bloc"
+    "k32.collector::a::use\000.b"
+    "lock32.collector::a::las"
+    "tuse\000.block32.collector:"
+    ":a::discard\000tcgen05.mma."
+    "cta_group::1.kind::mxf4."
+    "block_scale\000.scale_vec::"
+    "2X\000.scale_vec::2X.collec"
+    "tor::a::fill\000.scale_vec:"
+    ":2X.collector::a::use\000.s"
+    "cale_vec::2X.collector::"
+    "a::lastuse\000.scale_vec::2"
+    "X.collector::a::discard\000"
+    "tcgen05.mma.cta_group::1"
+    ".kind::mxf4nvf4.block_sc"
+    "ale\000.scale_vec::4X\000.scal"
+    "e_vec::4X.collector::a::"
+    "fill\000.scale_vec::4X.coll"
+    "ector::a::use\000.scale_vec"
+    "::4X.collector::a::lastu"
+    "se\000.scale_vec::4X.collec"
+    "tor::a::discard\000.block16"
+    "\000.block16.collector::a::"
+    "fill\000.block16.collector:"
+    ":a::use\000.block16.collect"
+    "or::a::lastuse\000.block16."
+    "collector::a::discard\000tc"
+    "gen05.mma.cta_group::2.k"
+    "ind::mxf8f6f4.block_scal"
+    "e\000tcgen05.mma.cta_group:"
+    ":2.kind::mxf4.block_scal"
+    "e\000tcgen05.mma.cta_group:"
+    ":2.kind::mxf4nvf4.block_"
+    "scale\000";
+inline constexpr char tcgen05_mma_block_scale_forms0_opcode[] =
+    "\001\000\000\000\001\0005\000\001\000I\000\001\000\\\000\001\000s\000\001\000\212\000"
+    "\001\000\231\000\001\000\273\000\001\000\334\000\001\000\001\001\001\000&\001\001\000/\001"
+    "\001\000K\001\001\000f\001\001\000\205\001\244\001\000\000\244\0015\000\244\001I\000"
+    "\244\001\\\000\244\001s\000\244\001\324\001\244\001\343\001\244\001\005\002\244\001&\002"
+    "\244\001K\002\244\001&\001\244\001/\001\244\001K\001\244\001f\001\244\001\205\001"
+    "p\002\324\001p\002\343\001p\002\005\002p\002&\002p\002K\002p\002\244\002"
+    "p\002\263\002p\002\325\002p\002\366\002p\002\033\003p\002@\003p\002I\003"
+    "p\002e\003p\002\200\003p\002\237\003p\002&\001p\002/\001p\002K\001"
+    "p\002f\001p\002\205\001\276\003\000\000\276\0035\000\276\003I\000\276\003\\\000"
+    "\276\003s\000\276\003\212\000\276\003\231\000\276\003\273\000\276\003\334\000\276\003\001\001"
+    "\276\003&\001\276\003/\001\276\003K\001\276\003f\001\276\003\205\001\362\003\000\000"
+    "\362\0035\000\362\003I\000\362\003\\\000\362\003s\000\362\003\324\001\362\003\343\001"
+    "\362\003\005\002\362\003&\002\362\003K\002\362\003&\001\362\003/\001\362\003K\001"
+    "\362\003f\001\362\003\205\001\"\004\324\001\"\004\343\001\"\004\005\002\"\004&\002"
+    "\"\004K\002\"\004\244\002\"\004\263\002\"\004\325\002\"\004\366\002\"\004\033\003"
+    "\"\004@\003\"\004I\003\"\004e\003\"\004\200\003\"\004\237\003\"\004&\001"
+    "\"\004/\001\"\004K\001\"\004f\001\"\004\205\001";
+inline constexpr char tcgen05_mma_block_scale_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm4<tcgen05_mma_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode_pieces, tcgen05_mma_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm4<detail::packed_at<1>(tcgen05_mma_block_scale_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_block_scale_forms0_opcode_pieces, tcgen05_mma_block_scale_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_block_scale_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm5 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
-    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
-    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
-    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
-    ".block16.collector::a::discard", "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_block_scale_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
-    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
-    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
-    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
-    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
-    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
-    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
-    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
-    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
-    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
-    35, 12, 35, 13, 35, 14, 35, 15,
-};
-inline constexpr unsigned short tcgen05_mma_block_scale_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_block_scale_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_block_scale_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_block_scale_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::mxf8f6f4.block_s"
+    "cale\000.collector::a::fill"
+    "\000.collector::a::use\000.col"
+    "lector::a::lastuse\000.coll"
+    "ector::a::discard\000.scale"
+    "_vec::1X\000.scale_vec::1X."
+    "collector::a::fill\000.scal"
+    "e_vec::1X.collector::a::"
+    "use\000.scale_vec::1X.colle"
+    "ctor::a::lastuse\000.scale_"
+    "vec::1X.collector::a::di"
+    "scard\000.block32\000.block32."
+    "collector::a::fill\000.bloc"
+    "k32.collector::a::use\000.b"
+    "lock32.collector::a::las"
+    "tuse\000.block32.collector:"
+    ":a::discard\000tcgen05.mma."
+    "cta_group::1.kind::mxf4."
+    "block_scale\000.scale_vec::"
+    "2X\000.scale_vec::2X.collec"
+    "tor::a::fill\000.scale_vec:"
+    ":2X.collector::a::use\000.s"
+    "cale_vec::2X.collector::"
+    "a::lastuse\000.scale_vec::2"
+    "X.collector::a::discard\000"
+    "tcgen05.mma.cta_group::1"
+    ".kind::mxf4nvf4.block_sc"
+    "ale\000.scale_vec::4X\000.scal"
+    "e_vec::4X.collector::a::"
+    "fill\000.scale_vec::4X.coll"
+    "ector::a::use\000.scale_vec"
+    "::4X.collector::a::lastu"
+    "se\000.scale_vec::4X.collec"
+    "tor::a::discard\000.block16"
+    "\000.block16.collector::a::"
+    "fill\000.block16.collector:"
+    ":a::use\000.block16.collect"
+    "or::a::lastuse\000.block16."
+    "collector::a::discard\000tc"
+    "gen05.mma.cta_group::2.k"
+    "ind::mxf8f6f4.block_scal"
+    "e\000tcgen05.mma.cta_group:"
+    ":2.kind::mxf4.block_scal"
+    "e\000tcgen05.mma.cta_group:"
+    ":2.kind::mxf4nvf4.block_"
+    "scale\000";
+inline constexpr char tcgen05_mma_block_scale_forms1_opcode[] =
+    "\001\000\000\000\001\0005\000\001\000I\000\001\000\\\000\001\000s\000\001\000\212\000"
+    "\001\000\231\000\001\000\273\000\001\000\334\000\001\000\001\001\001\000&\001\001\000/\001"
+    "\001\000K\001\001\000f\001\001\000\205\001\244\001\000\000\244\0015\000\244\001I\000"
+    "\244\001\\\000\244\001s\000\244\001\324\001\244\001\343\001\244\001\005\002\244\001&\002"
+    "\244\001K\002\244\001&\001\244\001/\001\244\001K\001\244\001f\001\244\001\205\001"
+    "p\002\324\001p\002\343\001p\002\005\002p\002&\002p\002K\002p\002\244\002"
+    "p\002\263\002p\002\325\002p\002\366\002p\002\033\003p\002@\003p\002I\003"
+    "p\002e\003p\002\200\003p\002\237\003p\002&\001p\002/\001p\002K\001"
+    "p\002f\001p\002\205\001\276\003\000\000\276\0035\000\276\003I\000\276\003\\\000"
+    "\276\003s\000\276\003\212\000\276\003\231\000\276\003\273\000\276\003\334\000\276\003\001\001"
+    "\276\003&\001\276\003/\001\276\003K\001\276\003f\001\276\003\205\001\362\003\000\000"
+    "\362\0035\000\362\003I\000\362\003\\\000\362\003s\000\362\003\324\001\362\003\343\001"
+    "\362\003\005\002\362\003&\002\362\003K\002\362\003&\001\362\003/\001\362\003K\001"
+    "\362\003f\001\362\003\205\001\"\004\324\001\"\004\343\001\"\004\005\002\"\004&\002"
+    "\"\004K\002\"\004\244\002\"\004\263\002\"\004\325\002\"\004\366\002\"\004\033\003"
+    "\"\004@\003\"\004I\003\"\004e\003\"\004\200\003\"\004\237\003\"\004&\001"
+    "\"\004/\001\"\004K\001\"\004f\001\"\004\205\001";
+inline constexpr char tcgen05_mma_block_scale_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 scale_a_tmem, PtxgenA5 scale_b_tmem, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm5<tcgen05_mma_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode_pieces, tcgen05_mma_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm5<detail::packed_at<1>(tcgen05_mma_block_scale_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_block_scale_forms1_opcode_pieces, tcgen05_mma_block_scale_forms1_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_decompress_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_decompress_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm6 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
-};
-inline constexpr unsigned char tcgen05_mma_decompress_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5,
-};
-inline constexpr unsigned short tcgen05_mma_decompress_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_decompress_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_decompress_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f8f6f4.decompres"
+    "s::lut::b\000.collector::a:"
+    ":fill\000.collector::a::use"
+    "\000.collector::a::lastuse\000"
+    ".collector::a::discard\000t"
+    "cgen05.mma.cta_group::2."
+    "kind::f8f6f4.decompress:"
+    ":lut::b\000";
+inline constexpr char tcgen05_mma_decompress_forms0_opcode[] =
+    "\001\000\001:\001N\001a\001x\217\000\217:\217N\217a\217x";
+inline constexpr char tcgen05_mma_decompress_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm6<tcgen05_mma_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms0_opcode_pieces, tcgen05_mma_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm6<detail::packed_at<1>(tcgen05_mma_decompress_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_decompress_forms0_opcode_pieces, tcgen05_mma_decompress_forms0_opcode, 1, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_decompress_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_decompress_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm7 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
-};
-inline constexpr unsigned char tcgen05_mma_decompress_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5,
-};
-inline constexpr unsigned short tcgen05_mma_decompress_forms1_statement[] = {
-    0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_decompress_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_decompress_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f8f6f4.decompres"
+    "s::lut::b\000.collector::a:"
+    ":fill\000.collector::a::use"
+    "\000.collector::a::lastuse\000"
+    ".collector::a::discard\000t"
+    "cgen05.mma.cta_group::2."
+    "kind::f8f6f4.decompress:"
+    ":lut::b\000";
+inline constexpr char tcgen05_mma_decompress_forms1_opcode[] =
+    "\001\000\001:\001N\001a\001x\217\000\217:\217N\217a\217x";
+inline constexpr char tcgen05_mma_decompress_forms1_statement[] =
+    "\000\000\000\000\000\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm7<tcgen05_mma_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms1_opcode_pieces, tcgen05_mma_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm7<detail::packed_at<1>(tcgen05_mma_decompress_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_decompress_forms1_opcode_pieces, tcgen05_mma_decompress_forms1_opcode, 1, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms2: the opcode of each form, in the order of tcgen05_mma_decompress_forms2_table, as
-// two pieces (their numbers in tcgen05_mma_decompress_forms2_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm8 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms2_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
-};
-inline constexpr unsigned char tcgen05_mma_decompress_forms2_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5,
-};
-inline constexpr unsigned short tcgen05_mma_decompress_forms2_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms2_opcode_pieces, at the offsets in
+// tcgen05_mma_decompress_forms2_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_decompress_forms2_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f8f6f4.decompres"
+    "s::lut::b\000.collector::a:"
+    ":fill\000.collector::a::use"
+    "\000.collector::a::lastuse\000"
+    ".collector::a::discard\000t"
+    "cgen05.mma.cta_group::2."
+    "kind::f8f6f4.decompress:"
+    ":lut::b\000";
+inline constexpr char tcgen05_mma_decompress_forms2_opcode[] =
+    "\001\000\001:\001N\001a\001x\217\000\217:\217N\217a\217x";
+inline constexpr char tcgen05_mma_decompress_forms2_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm8<tcgen05_mma_decompress_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms2_opcode_pieces, tcgen05_mma_decompress_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm8<detail::packed_at<1>(tcgen05_mma_decompress_forms2_statement, PtxgenF), detail::opcode_text<tcgen05_mma_decompress_forms2_opcode_pieces, tcgen05_mma_decompress_forms2_opcode, 1, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_decompress_forms3: the opcode of each form, in the order of tcgen05_mma_decompress_forms3_table, as
-// two pieces (their numbers in tcgen05_mma_decompress_forms3_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm9 it takes.
-inline constexpr const char* tcgen05_mma_decompress_forms3_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::f8f6f4.decompress::lut::b", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.cta_group::2.kind::f8f6f4.decompress::lut::b",
-};
-inline constexpr unsigned char tcgen05_mma_decompress_forms3_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5,
-};
-inline constexpr unsigned short tcgen05_mma_decompress_forms3_statement[] = {
-    0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms3_opcode_pieces, at the offsets in
+// tcgen05_mma_decompress_forms3_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_decompress_forms3_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::f8f6f4.decompres"
+    "s::lut::b\000.collector::a:"
+    ":fill\000.collector::a::use"
+    "\000.collector::a::lastuse\000"
+    ".collector::a::discard\000t"
+    "cgen05.mma.cta_group::2."
+    "kind::f8f6f4.decompress:"
+    ":lut::b\000";
+inline constexpr char tcgen05_mma_decompress_forms3_opcode[] =
+    "\001\000\001:\001N\001a\001x\217\000\217:\217N\217a\217x";
+inline constexpr char tcgen05_mma_decompress_forms3_statement[] =
+    "\000\000\000\000\000\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm9<tcgen05_mma_decompress_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_decompress_forms3_opcode_pieces, tcgen05_mma_decompress_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm9<detail::packed_at<1>(tcgen05_mma_decompress_forms3_statement, PtxgenF), detail::opcode_text<tcgen05_mma_decompress_forms3_opcode_pieces, tcgen05_mma_decompress_forms3_opcode, 1, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_block_scale_decompress_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm10 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_decompress_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_block_scale_decompress_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
-    16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15,
-};
-inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_block_scale_decompress_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_block_scale_decompress_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_block_scale_decompress_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::mxf8f6f4.decompr"
+    "ess::lut::b.block_scale\000"
+    ".collector::a::fill\000.col"
+    "lector::a::use\000.collecto"
+    "r::a::lastuse\000.collector"
+    "::a::discard\000.scale_vec:"
+    ":1X\000.scale_vec::1X.colle"
+    "ctor::a::fill\000.scale_vec"
+    "::1X.collector::a::use\000."
+    "scale_vec::1X.collector:"
+    ":a::lastuse\000.scale_vec::"
+    "1X.collector::a::discard"
+    "\000.block32\000.block32.colle"
+    "ctor::a::fill\000.block32.c"
+    "ollector::a::use\000.block3"
+    "2.collector::a::lastuse\000"
+    ".block32.collector::a::d"
+    "iscard\000tcgen05.mma.cta_g"
+    "roup::2.kind::mxf8f6f4.d"
+    "ecompress::lut::b.block_"
+    "scale\000";
+inline constexpr char tcgen05_mma_block_scale_decompress_forms0_opcode[] =
+    "\001\000\000\000\001\000H\000\001\000\\\000\001\000o\000\001\000\206\000\001\000\235\000"
+    "\001\000\254\000\001\000\316\000\001\000\357\000\001\000\024\001\001\0009\001\001\000B\001"
+    "\001\000^\001\001\000y\001\001\000\230\001\267\001\000\000\267\001H\000\267\001\\\000"
+    "\267\001o\000\267\001\206\000\267\001\235\000\267\001\254\000\267\001\316\000\267\001\357\000"
+    "\267\001\024\001\267\0019\001\267\001B\001\267\001^\001\267\001y\001\267\001\230\001";
+inline constexpr char tcgen05_mma_block_scale_decompress_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm10<tcgen05_mma_block_scale_decompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode_pieces, tcgen05_mma_block_scale_decompress_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm10<detail::packed_at<1>(tcgen05_mma_block_scale_decompress_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_block_scale_decompress_forms0_opcode_pieces, tcgen05_mma_block_scale_decompress_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_block_scale_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_block_scale_decompress_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm11 it takes.
-inline constexpr const char* tcgen05_mma_block_scale_decompress_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.decompress::lut::b.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.cta_group::2.kind::mxf8f6f4.decompress::lut::b.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_block_scale_decompress_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
-    16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15,
-};
-inline constexpr unsigned short tcgen05_mma_block_scale_decompress_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_block_scale_decompress_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_block_scale_decompress_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_block_scale_decompress_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.cta_group::"
+    "1.kind::mxf8f6f4.decompr"
+    "ess::lut::b.block_scale\000"
+    ".collector::a::fill\000.col"
+    "lector::a::use\000.collecto"
+    "r::a::lastuse\000.collector"
+    "::a::discard\000.scale_vec:"
+    ":1X\000.scale_vec::1X.colle"
+    "ctor::a::fill\000.scale_vec"
+    "::1X.collector::a::use\000."
+    "scale_vec::1X.collector:"
+    ":a::lastuse\000.scale_vec::"
+    "1X.collector::a::discard"
+    "\000.block32\000.block32.colle"
+    "ctor::a::fill\000.block32.c"
+    "ollector::a::use\000.block3"
+    "2.collector::a::lastuse\000"
+    ".block32.collector::a::d"
+    "iscard\000tcgen05.mma.cta_g"
+    "roup::2.kind::mxf8f6f4.d"
+    "ecompress::lut::b.block_"
+    "scale\000";
+inline constexpr char tcgen05_mma_block_scale_decompress_forms1_opcode[] =
+    "\001\000\000\000\001\000H\000\001\000\\\000\001\000o\000\001\000\206\000\001\000\235\000"
+    "\001\000\254\000\001\000\316\000\001\000\357\000\001\000\024\001\001\0009\001\001\000B\001"
+    "\001\000^\001\001\000y\001\001\000\230\001\267\001\000\000\267\001H\000\267\001\\\000"
+    "\267\001o\000\267\001\206\000\267\001\235\000\267\001\254\000\267\001\316\000\267\001\357\000"
+    "\267\001\024\001\267\0019\001\267\001B\001\267\001^\001\267\001y\001\267\001\230\001";
+inline constexpr char tcgen05_mma_block_scale_decompress_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm11<tcgen05_mma_block_scale_decompress_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode_pieces, tcgen05_mma_block_scale_decompress_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm11<detail::packed_at<1>(tcgen05_mma_block_scale_decompress_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_block_scale_decompress_forms1_opcode_pieces, tcgen05_mma_block_scale_decompress_forms1_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, lut_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms0: the opcode of each form, in the order of tcgen05_mma_sp_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
-    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
-    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
-    14, 4, 14, 5,
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000tcgen05.mma.sp.cta_g"
+    "roup::1.kind::tf32\000tcgen"
+    "05.mma.sp.cta_group::1.k"
+    "ind::f8f6f4\000tcgen05.mma."
+    "sp.cta_group::1.kind::i8"
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::ti16\000tcgen05."
+    "mma.sp.cta_group::2.kind"
+    "::f16\000tcgen05.mma.sp.cta"
+    "_group::2.kind::tf32\000tcg"
+    "en05.mma.sp.cta_group::2"
+    ".kind::f8f6f4\000tcgen05.mm"
+    "a.sp.cta_group::2.kind::"
+    "i8\000tcgen05.mma.sp.cta_gr"
+    "oup::2.kind::ti16\000";
+inline constexpr char tcgen05_mma_sp_forms0_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000|\000\000\000"
+    "|\000'\000|\000;\000|\000N\000|\000e\000\243\000\000\000\243\000'\000"
+    "\243\000;\000\243\000N\000\243\000e\000\314\000\000\000\314\000'\000\314\000;\000"
+    "\314\000N\000\314\000e\000\361\000\000\000\361\000'\000\361\000;\000\361\000N\000"
+    "\361\000e\000\030\001\000\000\030\001'\000\030\001;\000\030\001N\000\030\001e\000"
+    ">\001\000\000>\001'\000>\001;\000>\001N\000>\001e\000e\001\000\000"
+    "e\001'\000e\001;\000e\001N\000e\001e\000\216\001\000\000\216\001'\000"
+    "\216\001;\000\216\001N\000\216\001e\000\263\001\000\000\263\001'\000\263\001;\000"
+    "\263\001N\000\263\001e\000";
+inline constexpr char tcgen05_mma_sp_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms0_opcode_pieces, tcgen05_mma_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<detail::packed_at<1>(tcgen05_mma_sp_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms0_opcode_pieces, tcgen05_mma_sp_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms1: the opcode of each form, in the order of tcgen05_mma_sp_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* tcgen05_mma_sp_forms1_immediates[] = {
-    "",
-    ", %0",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000tcgen05.mma.sp.cta_g"
+    "roup::1.kind::tf32\000tcgen"
+    "05.mma.sp.cta_group::2.k"
+    "ind::f16\000tcgen05.mma.sp."
+    "cta_group::2.kind::tf32\000";
+inline constexpr char tcgen05_mma_sp_forms1_opcode[] =
+    "\001\000\001'\001;\001N\001e|\000|'|;|N|e\243\000\243'"
+    "\243;\243N\243e\311\000\311'\311;\311N\311e";
+inline constexpr char tcgen05_mma_sp_forms1_immediates[] =
+    "\000, %0\000\000";
+inline constexpr char tcgen05_mma_sp_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms1_opcode_pieces, tcgen05_mma_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms1_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<detail::packed_at<1>(tcgen05_mma_sp_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms1_opcode_pieces, tcgen05_mma_sp_forms1_opcode, 1, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms1_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms2: the opcode of each form, in the order of tcgen05_mma_sp_forms2_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms2_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm13 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms2_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::1.kind::i8", "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-    "tcgen05.mma.sp.cta_group::2.kind::f8f6f4", "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms2_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5, 9, 0, 9, 2, 9, 3, 9, 4,
-    9, 5, 10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 11, 0, 11, 2,
-    11, 3, 11, 4, 11, 5, 12, 0, 12, 2, 12, 3, 12, 4, 12, 5,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 14, 0, 14, 2, 14, 3,
-    14, 4, 14, 5,
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms2_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms2_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms2_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms2_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000tcgen05.mma.sp.cta_g"
+    "roup::1.kind::tf32\000tcgen"
+    "05.mma.sp.cta_group::1.k"
+    "ind::f8f6f4\000tcgen05.mma."
+    "sp.cta_group::1.kind::i8"
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::ti16\000tcgen05."
+    "mma.sp.cta_group::2.kind"
+    "::f16\000tcgen05.mma.sp.cta"
+    "_group::2.kind::tf32\000tcg"
+    "en05.mma.sp.cta_group::2"
+    ".kind::f8f6f4\000tcgen05.mm"
+    "a.sp.cta_group::2.kind::"
+    "i8\000tcgen05.mma.sp.cta_gr"
+    "oup::2.kind::ti16\000";
+inline constexpr char tcgen05_mma_sp_forms2_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000|\000\000\000"
+    "|\000'\000|\000;\000|\000N\000|\000e\000\243\000\000\000\243\000'\000"
+    "\243\000;\000\243\000N\000\243\000e\000\314\000\000\000\314\000'\000\314\000;\000"
+    "\314\000N\000\314\000e\000\361\000\000\000\361\000'\000\361\000;\000\361\000N\000"
+    "\361\000e\000\030\001\000\000\030\001'\000\030\001;\000\030\001N\000\030\001e\000"
+    ">\001\000\000>\001'\000>\001;\000>\001N\000>\001e\000e\001\000\000"
+    "e\001'\000e\001;\000e\001N\000e\001e\000\216\001\000\000\216\001'\000"
+    "\216\001;\000\216\001N\000\216\001e\000\263\001\000\000\263\001'\000\263\001;\000"
+    "\263\001N\000\263\001e\000";
+inline constexpr char tcgen05_mma_sp_forms2_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm13<tcgen05_mma_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms2_opcode_pieces, tcgen05_mma_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm13<detail::packed_at<1>(tcgen05_mma_sp_forms2_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms2_opcode_pieces, tcgen05_mma_sp_forms2_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms3: the opcode of each form, in the order of tcgen05_mma_sp_forms3_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms3_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm13 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms3_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16",
-    "tcgen05.mma.sp.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms3_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 6, 0, 6, 2, 6, 3,
-    6, 4, 6, 5, 7, 0, 7, 2, 7, 3, 7, 4, 7, 5, 8, 0,
-    8, 2, 8, 3, 8, 4, 8, 5,
-};
-inline constexpr const char* tcgen05_mma_sp_forms3_immediates[] = {
-    "",
-    "",
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms3_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms3_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms3_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_mma_asm13 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms3_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000tcgen05.mma.sp.cta_g"
+    "roup::1.kind::tf32\000tcgen"
+    "05.mma.sp.cta_group::2.k"
+    "ind::f16\000tcgen05.mma.sp."
+    "cta_group::2.kind::tf32\000";
+inline constexpr char tcgen05_mma_sp_forms3_opcode[] =
+    "\001\000\001'\001;\001N\001e|\000|'|;|N|e\243\000\243'"
+    "\243;\243N\243e\311\000\311'\311;\311N\311e";
+inline constexpr char tcgen05_mma_sp_forms3_immediates[] =
+    "\000\000, %0\000";
+inline constexpr char tcgen05_mma_sp_forms3_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm13<tcgen05_mma_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms3_opcode_pieces, tcgen05_mma_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms3_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm13<detail::packed_at<1>(tcgen05_mma_sp_forms3_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms3_opcode_pieces, tcgen05_mma_sp_forms3_opcode, 1, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms3_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms4: the opcode of each form, in the order of tcgen05_mma_sp_forms4_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms4_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms4_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms4_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
-    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
-    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
-    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
-    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms4_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms4_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms4_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms4_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000.ashift\000.ashift.coll"
+    "ector::a::lastuse\000.ashif"
+    "t.collector::a::discard\000"
+    "tcgen05.mma.sp.cta_group"
+    "::1.kind::tf32\000tcgen05.m"
+    "ma.sp.cta_group::1.kind:"
+    ":f8f6f4\000tcgen05.mma.sp.c"
+    "ta_group::1.kind::i8\000tcg"
+    "en05.mma.sp.cta_group::1"
+    ".kind::ti16\000tcgen05.mma."
+    "sp.cta_group::2.kind::f1"
+    "6\000tcgen05.mma.sp.cta_gro"
+    "up::2.kind::tf32\000tcgen05"
+    ".mma.sp.cta_group::2.kin"
+    "d::f8f6f4\000tcgen05.mma.sp"
+    ".cta_group::2.kind::i8\000t"
+    "cgen05.mma.sp.cta_group:"
+    ":2.kind::ti16\000";
+inline constexpr char tcgen05_mma_sp_forms4_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000\001\000|\000"
+    "\001\000\204\000\001\000\242\000\300\000\000\000\300\000'\000\300\000;\000\300\000N\000"
+    "\300\000e\000\300\000|\000\300\000\204\000\300\000\242\000\347\000\000\000\347\000'\000"
+    "\347\000;\000\347\000N\000\347\000e\000\347\000|\000\347\000\204\000\347\000\242\000"
+    "\020\001\000\000\020\001'\000\020\001;\000\020\001N\000\020\001e\000\020\001|\000"
+    "\020\001\204\000\020\001\242\0005\001\000\0005\001'\0005\001;\0005\001N\000"
+    "5\001e\0005\001|\0005\001\204\0005\001\242\000\\\001\000\000\\\001'\000"
+    "\\\001;\000\\\001N\000\\\001e\000\\\001|\000\\\001\204\000\\\001\242\000"
+    "\202\001\000\000\202\001'\000\202\001;\000\202\001N\000\202\001e\000\202\001|\000"
+    "\202\001\204\000\202\001\242\000\251\001\000\000\251\001'\000\251\001;\000\251\001N\000"
+    "\251\001e\000\251\001|\000\251\001\204\000\251\001\242\000\322\001\000\000\322\001'\000"
+    "\322\001;\000\322\001N\000\322\001e\000\322\001|\000\322\001\204\000\322\001\242\000"
+    "\367\001\000\000\367\001'\000\367\001;\000\367\001N\000\367\001e\000\367\001|\000"
+    "\367\001\204\000\367\001\242\000";
+inline constexpr char tcgen05_mma_sp_forms4_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_sp_forms4_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms4_opcode_pieces, tcgen05_mma_sp_forms4_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<detail::packed_at<1>(tcgen05_mma_sp_forms4_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms4_opcode_pieces, tcgen05_mma_sp_forms4_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms5: the opcode of each form, in the order of tcgen05_mma_sp_forms5_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms5_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms5_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms5_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-};
-inline constexpr const char* tcgen05_mma_sp_forms5_immediates[] = {
-    "",
-    ", %0",
-    "",
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms5_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms5_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms5_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms5_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000.ashift\000.ashift.coll"
+    "ector::a::lastuse\000.ashif"
+    "t.collector::a::discard\000"
+    "tcgen05.mma.sp.cta_group"
+    "::1.kind::tf32\000tcgen05.m"
+    "ma.sp.cta_group::2.kind:"
+    ":f16\000tcgen05.mma.sp.cta_"
+    "group::2.kind::tf32\000";
+inline constexpr char tcgen05_mma_sp_forms5_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000\001\000|\000"
+    "\001\000\204\000\001\000\242\000\300\000\000\000\300\000'\000\300\000;\000\300\000N\000"
+    "\300\000e\000\300\000|\000\300\000\204\000\300\000\242\000\347\000\000\000\347\000'\000"
+    "\347\000;\000\347\000N\000\347\000e\000\347\000|\000\347\000\204\000\347\000\242\000"
+    "\015\001\000\000\015\001'\000\015\001;\000\015\001N\000\015\001e\000\015\001|\000"
+    "\015\001\204\000\015\001\242\000";
+inline constexpr char tcgen05_mma_sp_forms5_immediates[] =
+    "\000, %0\000\000";
+inline constexpr char tcgen05_mma_sp_forms5_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_sp_forms5_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms5_opcode_pieces, tcgen05_mma_sp_forms5_opcode, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms5_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<detail::packed_at<1>(tcgen05_mma_sp_forms5_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms5_opcode_pieces, tcgen05_mma_sp_forms5_opcode, 2, PtxgenF>, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms5_immediates, 1, PtxgenScaleInputD>, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms6: the opcode of each form, in the order of tcgen05_mma_sp_forms6_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms6_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm15 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms6_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::1.kind::f8f6f4", "tcgen05.mma.sp.cta_group::1.kind::i8",
-    "tcgen05.mma.sp.cta_group::1.kind::ti16", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f8f6f4",
-    "tcgen05.mma.sp.cta_group::2.kind::i8", "tcgen05.mma.sp.cta_group::2.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms6_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    12, 0, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8,
-    13, 0, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8,
-    14, 0, 14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8,
-    15, 0, 15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8,
-    16, 0, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8,
-    17, 0, 17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8,
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms6_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms6_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms6_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms6_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000.ashift\000.ashift.coll"
+    "ector::a::lastuse\000.ashif"
+    "t.collector::a::discard\000"
+    "tcgen05.mma.sp.cta_group"
+    "::1.kind::tf32\000tcgen05.m"
+    "ma.sp.cta_group::1.kind:"
+    ":f8f6f4\000tcgen05.mma.sp.c"
+    "ta_group::1.kind::i8\000tcg"
+    "en05.mma.sp.cta_group::1"
+    ".kind::ti16\000tcgen05.mma."
+    "sp.cta_group::2.kind::f1"
+    "6\000tcgen05.mma.sp.cta_gro"
+    "up::2.kind::tf32\000tcgen05"
+    ".mma.sp.cta_group::2.kin"
+    "d::f8f6f4\000tcgen05.mma.sp"
+    ".cta_group::2.kind::i8\000t"
+    "cgen05.mma.sp.cta_group:"
+    ":2.kind::ti16\000";
+inline constexpr char tcgen05_mma_sp_forms6_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000\001\000|\000"
+    "\001\000\204\000\001\000\242\000\300\000\000\000\300\000'\000\300\000;\000\300\000N\000"
+    "\300\000e\000\300\000|\000\300\000\204\000\300\000\242\000\347\000\000\000\347\000'\000"
+    "\347\000;\000\347\000N\000\347\000e\000\347\000|\000\347\000\204\000\347\000\242\000"
+    "\020\001\000\000\020\001'\000\020\001;\000\020\001N\000\020\001e\000\020\001|\000"
+    "\020\001\204\000\020\001\242\0005\001\000\0005\001'\0005\001;\0005\001N\000"
+    "5\001e\0005\001|\0005\001\204\0005\001\242\000\\\001\000\000\\\001'\000"
+    "\\\001;\000\\\001N\000\\\001e\000\\\001|\000\\\001\204\000\\\001\242\000"
+    "\202\001\000\000\202\001'\000\202\001;\000\202\001N\000\202\001e\000\202\001|\000"
+    "\202\001\204\000\202\001\242\000\251\001\000\000\251\001'\000\251\001;\000\251\001N\000"
+    "\251\001e\000\251\001|\000\251\001\204\000\251\001\242\000\322\001\000\000\322\001'\000"
+    "\322\001;\000\322\001N\000\322\001e\000\322\001|\000\322\001\204\000\322\001\242\000"
+    "\367\001\000\000\367\001'\000\367\001;\000\367\001N\000\367\001e\000\367\001|\000"
+    "\367\001\204\000\367\001\242\000";
+inline constexpr char tcgen05_mma_sp_forms6_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm15<tcgen05_mma_sp_forms6_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms6_opcode_pieces, tcgen05_mma_sp_forms6_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm15<detail::packed_at<1>(tcgen05_mma_sp_forms6_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms6_opcode_pieces, tcgen05_mma_sp_forms6_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_forms7: the opcode of each form, in the order of tcgen05_mma_sp_forms7_table, as
-// two pieces (their numbers in tcgen05_mma_sp_forms7_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm15 it takes.
-inline constexpr const char* tcgen05_mma_sp_forms7_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::f16", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".ashift", ".ashift.collector::a::lastuse",
-    ".ashift.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::tf32", "tcgen05.mma.sp.cta_group::2.kind::f16", "tcgen05.mma.sp.cta_group::2.kind::tf32",
-};
-inline constexpr unsigned char tcgen05_mma_sp_forms7_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    9, 0, 9, 2, 9, 3, 9, 4, 9, 5, 9, 6, 9, 7, 9, 8,
-    10, 0, 10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8,
-    11, 0, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-};
-inline constexpr const char* tcgen05_mma_sp_forms7_immediates[] = {
-    "",
-    "",
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_mma_sp_forms7_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_forms7_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_forms7_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm15 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_forms7_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::a::fill\000.collector::a"
+    "::use\000.collector::a::las"
+    "tuse\000.collector::a::disc"
+    "ard\000.ashift\000.ashift.coll"
+    "ector::a::lastuse\000.ashif"
+    "t.collector::a::discard\000"
+    "tcgen05.mma.sp.cta_group"
+    "::1.kind::tf32\000tcgen05.m"
+    "ma.sp.cta_group::2.kind:"
+    ":f16\000tcgen05.mma.sp.cta_"
+    "group::2.kind::tf32\000";
+inline constexpr char tcgen05_mma_sp_forms7_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000;\000\001\000N\000\001\000e\000\001\000|\000"
+    "\001\000\204\000\001\000\242\000\300\000\000\000\300\000'\000\300\000;\000\300\000N\000"
+    "\300\000e\000\300\000|\000\300\000\204\000\300\000\242\000\347\000\000\000\347\000'\000"
+    "\347\000;\000\347\000N\000\347\000e\000\347\000|\000\347\000\204\000\347\000\242\000"
+    "\015\001\000\000\015\001'\000\015\001;\000\015\001N\000\015\001e\000\015\001|\000"
+    "\015\001\204\000\015\001\242\000";
+inline constexpr char tcgen05_mma_sp_forms7_immediates[] =
+    "\000\000, %0\000";
+inline constexpr char tcgen05_mma_sp_forms7_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, long long PtxgenScaleInputD, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm15<tcgen05_mma_sp_forms7_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_forms7_opcode_pieces, tcgen05_mma_sp_forms7_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms7_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
+    tcgen05_mma_asm15<detail::packed_at<1>(tcgen05_mma_sp_forms7_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_forms7_opcode_pieces, tcgen05_mma_sp_forms7_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::immediate_text<tcgen05_mma_sp_forms7_immediates, 2, PtxgenScaleInputD>>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, disable_output_lane, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_block_scale_forms0: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_sp_block_scale_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm16 it takes.
-inline constexpr const char* tcgen05_mma_sp_block_scale_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
-    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
-    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
-    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
-    ".block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_sp_block_scale_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
-    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
-    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
-    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
-    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
-    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
-    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
-    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
-    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
-    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
-    35, 12, 35, 13, 35, 14, 35, 15,
-};
-inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_block_scale_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm16 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_block_scale_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::mxf8f6f4.bloc"
+    "k_scale\000.collector::a::f"
+    "ill\000.collector::a::use\000."
+    "collector::a::lastuse\000.c"
+    "ollector::a::discard\000.sc"
+    "ale_vec::1X\000.scale_vec::"
+    "1X.collector::a::fill\000.s"
+    "cale_vec::1X.collector::"
+    "a::use\000.scale_vec::1X.co"
+    "llector::a::lastuse\000.sca"
+    "le_vec::1X.collector::a:"
+    ":discard\000.block32\000.block"
+    "32.collector::a::fill\000.b"
+    "lock32.collector::a::use"
+    "\000.block32.collector::a::"
+    "lastuse\000.block32.collect"
+    "or::a::discard\000tcgen05.m"
+    "ma.sp.cta_group::1.kind:"
+    ":mxf4.block_scale\000.scale"
+    "_vec::2X\000.scale_vec::2X."
+    "collector::a::fill\000.scal"
+    "e_vec::2X.collector::a::"
+    "use\000.scale_vec::2X.colle"
+    "ctor::a::lastuse\000.scale_"
+    "vec::2X.collector::a::di"
+    "scard\000tcgen05.mma.sp.cta"
+    "_group::1.kind::mxf4nvf4"
+    ".block_scale\000.scale_vec:"
+    ":4X\000.scale_vec::4X.colle"
+    "ctor::a::fill\000.scale_vec"
+    "::4X.collector::a::use\000."
+    "scale_vec::4X.collector:"
+    ":a::lastuse\000.scale_vec::"
+    "4X.collector::a::discard"
+    "\000.block16\000.block16.colle"
+    "ctor::a::fill\000.block16.c"
+    "ollector::a::use\000.block1"
+    "6.collector::a::lastuse\000"
+    ".block16.collector::a::d"
+    "iscard\000tcgen05.mma.sp.ct"
+    "a_group::2.kind::mxf8f6f"
+    "4.block_scale\000tcgen05.mm"
+    "a.sp.cta_group::2.kind::"
+    "mxf4.block_scale\000tcgen05"
+    ".mma.sp.cta_group::2.kin"
+    "d::mxf4nvf4.block_scale\000";
+inline constexpr char tcgen05_mma_sp_block_scale_forms0_opcode[] =
+    "\001\000\000\000\001\0008\000\001\000L\000\001\000_\000\001\000v\000\001\000\215\000"
+    "\001\000\234\000\001\000\276\000\001\000\337\000\001\000\004\001\001\000)\001\001\0002\001"
+    "\001\000N\001\001\000i\001\001\000\210\001\247\001\000\000\247\0018\000\247\001L\000"
+    "\247\001_\000\247\001v\000\247\001\332\001\247\001\351\001\247\001\013\002\247\001,\002"
+    "\247\001Q\002\247\001)\001\247\0012\001\247\001N\001\247\001i\001\247\001\210\001"
+    "v\002\332\001v\002\351\001v\002\013\002v\002,\002v\002Q\002v\002\255\002"
+    "v\002\274\002v\002\336\002v\002\377\002v\002$\003v\002I\003v\002R\003"
+    "v\002n\003v\002\211\003v\002\250\003v\002)\001v\0022\001v\002N\001"
+    "v\002i\001v\002\210\001\307\003\000\000\307\0038\000\307\003L\000\307\003_\000"
+    "\307\003v\000\307\003\215\000\307\003\234\000\307\003\276\000\307\003\337\000\307\003\004\001"
+    "\307\003)\001\307\0032\001\307\003N\001\307\003i\001\307\003\210\001\376\003\000\000"
+    "\376\0038\000\376\003L\000\376\003_\000\376\003v\000\376\003\332\001\376\003\351\001"
+    "\376\003\013\002\376\003,\002\376\003Q\002\376\003)\001\376\0032\001\376\003N\001"
+    "\376\003i\001\376\003\210\0011\004\332\0011\004\351\0011\004\013\0021\004,\002"
+    "1\004Q\0021\004\255\0021\004\274\0021\004\336\0021\004\377\0021\004$\003"
+    "1\004I\0031\004R\0031\004n\0031\004\211\0031\004\250\0031\004)\001"
+    "1\0042\0011\004N\0011\004i\0011\004\210\001";
+inline constexpr char tcgen05_mma_sp_block_scale_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm16<tcgen05_mma_sp_block_scale_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode_pieces, tcgen05_mma_sp_block_scale_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm16<detail::packed_at<1>(tcgen05_mma_sp_block_scale_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_block_scale_forms0_opcode_pieces, tcgen05_mma_sp_block_scale_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_sp_block_scale_forms1: the opcode of each form, in the order of tcgen05_mma_sp_block_scale_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_sp_block_scale_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm17 it takes.
-inline constexpr const char* tcgen05_mma_sp_block_scale_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.sp.cta_group::1.kind::mxf8f6f4.block_scale", ".collector::a::fill", ".collector::a::use",
-    ".collector::a::lastuse", ".collector::a::discard", ".scale_vec::1X", ".scale_vec::1X.collector::a::fill",
-    ".scale_vec::1X.collector::a::use", ".scale_vec::1X.collector::a::lastuse", ".scale_vec::1X.collector::a::discard", ".block32",
-    ".block32.collector::a::fill", ".block32.collector::a::use", ".block32.collector::a::lastuse", ".block32.collector::a::discard",
-    "tcgen05.mma.sp.cta_group::1.kind::mxf4.block_scale", ".scale_vec::2X", ".scale_vec::2X.collector::a::fill", ".scale_vec::2X.collector::a::use",
-    ".scale_vec::2X.collector::a::lastuse", ".scale_vec::2X.collector::a::discard", "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale", ".scale_vec::4X",
-    ".scale_vec::4X.collector::a::fill", ".scale_vec::4X.collector::a::use", ".scale_vec::4X.collector::a::lastuse", ".scale_vec::4X.collector::a::discard",
-    ".block16", ".block16.collector::a::fill", ".block16.collector::a::use", ".block16.collector::a::lastuse",
-    ".block16.collector::a::discard", "tcgen05.mma.sp.cta_group::2.kind::mxf8f6f4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale", "tcgen05.mma.sp.cta_group::2.kind::mxf4nvf4.block_scale",
-};
-inline constexpr unsigned char tcgen05_mma_sp_block_scale_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 16, 0,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 17, 16, 18, 16, 19, 16, 20,
-    16, 21, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 22, 17, 22, 18,
-    22, 19, 22, 20, 22, 21, 22, 23, 22, 24, 22, 25, 22, 26, 22, 27,
-    22, 28, 22, 29, 22, 30, 22, 31, 22, 32, 22, 11, 22, 12, 22, 13,
-    22, 14, 22, 15, 33, 0, 33, 2, 33, 3, 33, 4, 33, 5, 33, 6,
-    33, 7, 33, 8, 33, 9, 33, 10, 33, 11, 33, 12, 33, 13, 33, 14,
-    33, 15, 34, 0, 34, 2, 34, 3, 34, 4, 34, 5, 34, 17, 34, 18,
-    34, 19, 34, 20, 34, 21, 34, 11, 34, 12, 34, 13, 34, 14, 34, 15,
-    35, 17, 35, 18, 35, 19, 35, 20, 35, 21, 35, 23, 35, 24, 35, 25,
-    35, 26, 35, 27, 35, 28, 35, 29, 35, 30, 35, 31, 35, 32, 35, 11,
-    35, 12, 35, 13, 35, 14, 35, 15,
-};
-inline constexpr unsigned short tcgen05_mma_sp_block_scale_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_sp_block_scale_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_sp_block_scale_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm17 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_sp_block_scale_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.sp.cta_grou"
+    "p::1.kind::mxf8f6f4.bloc"
+    "k_scale\000.collector::a::f"
+    "ill\000.collector::a::use\000."
+    "collector::a::lastuse\000.c"
+    "ollector::a::discard\000.sc"
+    "ale_vec::1X\000.scale_vec::"
+    "1X.collector::a::fill\000.s"
+    "cale_vec::1X.collector::"
+    "a::use\000.scale_vec::1X.co"
+    "llector::a::lastuse\000.sca"
+    "le_vec::1X.collector::a:"
+    ":discard\000.block32\000.block"
+    "32.collector::a::fill\000.b"
+    "lock32.collector::a::use"
+    "\000.block32.collector::a::"
+    "lastuse\000.block32.collect"
+    "or::a::discard\000tcgen05.m"
+    "ma.sp.cta_group::1.kind:"
+    ":mxf4.block_scale\000.scale"
+    "_vec::2X\000.scale_vec::2X."
+    "collector::a::fill\000.scal"
+    "e_vec::2X.collector::a::"
+    "use\000.scale_vec::2X.colle"
+    "ctor::a::lastuse\000.scale_"
+    "vec::2X.collector::a::di"
+    "scard\000tcgen05.mma.sp.cta"
+    "_group::1.kind::mxf4nvf4"
+    ".block_scale\000.scale_vec:"
+    ":4X\000.scale_vec::4X.colle"
+    "ctor::a::fill\000.scale_vec"
+    "::4X.collector::a::use\000."
+    "scale_vec::4X.collector:"
+    ":a::lastuse\000.scale_vec::"
+    "4X.collector::a::discard"
+    "\000.block16\000.block16.colle"
+    "ctor::a::fill\000.block16.c"
+    "ollector::a::use\000.block1"
+    "6.collector::a::lastuse\000"
+    ".block16.collector::a::d"
+    "iscard\000tcgen05.mma.sp.ct"
+    "a_group::2.kind::mxf8f6f"
+    "4.block_scale\000tcgen05.mm"
+    "a.sp.cta_group::2.kind::"
+    "mxf4.block_scale\000tcgen05"
+    ".mma.sp.cta_group::2.kin"
+    "d::mxf4nvf4.block_scale\000";
+inline constexpr char tcgen05_mma_sp_block_scale_forms1_opcode[] =
+    "\001\000\000\000\001\0008\000\001\000L\000\001\000_\000\001\000v\000\001\000\215\000"
+    "\001\000\234\000\001\000\276\000\001\000\337\000\001\000\004\001\001\000)\001\001\0002\001"
+    "\001\000N\001\001\000i\001\001\000\210\001\247\001\000\000\247\0018\000\247\001L\000"
+    "\247\001_\000\247\001v\000\247\001\332\001\247\001\351\001\247\001\013\002\247\001,\002"
+    "\247\001Q\002\247\001)\001\247\0012\001\247\001N\001\247\001i\001\247\001\210\001"
+    "v\002\332\001v\002\351\001v\002\013\002v\002,\002v\002Q\002v\002\255\002"
+    "v\002\274\002v\002\336\002v\002\377\002v\002$\003v\002I\003v\002R\003"
+    "v\002n\003v\002\211\003v\002\250\003v\002)\001v\0022\001v\002N\001"
+    "v\002i\001v\002\210\001\307\003\000\000\307\0038\000\307\003L\000\307\003_\000"
+    "\307\003v\000\307\003\215\000\307\003\234\000\307\003\276\000\307\003\337\000\307\003\004\001"
+    "\307\003)\001\307\0032\001\307\003N\001\307\003i\001\307\003\210\001\376\003\000\000"
+    "\376\0038\000\376\003L\000\376\003_\000\376\003v\000\376\003\332\001\376\003\351\001"
+    "\376\003\013\002\376\003,\002\376\003Q\002\376\003)\001\376\0032\001\376\003N\001"
+    "\376\003i\001\376\003\210\0011\004\332\0011\004\351\0011\004\013\0021\004,\002"
+    "1\004Q\0021\004\255\0021\004\274\0021\004\336\0021\004\377\0021\004$\003"
+    "1\004I\0031\004R\0031\004n\0031\004\211\0031\004\250\0031\004)\001"
+    "1\0042\0011\004N\0011\004i\0011\004\210\001";
+inline constexpr char tcgen05_mma_sp_block_scale_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm17<tcgen05_mma_sp_block_scale_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode_pieces, tcgen05_mma_sp_block_scale_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
+    tcgen05_mma_asm17<detail::packed_at<1>(tcgen05_mma_sp_block_scale_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_sp_block_scale_forms1_opcode_pieces, tcgen05_mma_sp_block_scale_forms1_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, scale_a_tmem, scale_b_tmem, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms0: the opcode of each form, in the order of tcgen05_mma_ws_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_ws_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm0 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.ws.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::b0::fill\000.collector::"
+    "b0::use\000.collector::b0::"
+    "lastuse\000.collector::b0::"
+    "discard\000.collector::b1::"
+    "fill\000.collector::b1::use"
+    "\000.collector::b1::lastuse"
+    "\000.collector::b1::discard"
+    "\000.collector::b2::fill\000.c"
+    "ollector::b2::use\000.colle"
+    "ctor::b2::lastuse\000.colle"
+    "ctor::b2::discard\000.colle"
+    "ctor::b3::fill\000.collecto"
+    "r::b3::use\000.collector::b"
+    "3::lastuse\000.collector::b"
+    "3::discard\000tcgen05.mma.w"
+    "s.cta_group::1.kind::tf3"
+    "2\000tcgen05.mma.ws.cta_gro"
+    "up::1.kind::f8f6f4\000tcgen"
+    "05.mma.ws.cta_group::1.k"
+    "ind::i8\000tcgen05.mma.ws.c"
+    "ta_group::1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_forms0_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000<\000\001\000P\000\001\000h\000\001\000\200\000"
+    "\001\000\225\000\001\000\251\000\001\000\301\000\001\000\331\000\001\000\356\000\001\000\002\001"
+    "\001\000\032\001\001\0002\001\001\000G\001\001\000[\001\001\000s\001\213\001\000\000"
+    "\213\001'\000\213\001<\000\213\001P\000\213\001h\000\213\001\200\000\213\001\225\000"
+    "\213\001\251\000\213\001\301\000\213\001\331\000\213\001\356\000\213\001\002\001\213\001\032\001"
+    "\213\0012\001\213\001G\001\213\001[\001\213\001s\001\262\001\000\000\262\001'\000"
+    "\262\001<\000\262\001P\000\262\001h\000\262\001\200\000\262\001\225\000\262\001\251\000"
+    "\262\001\301\000\262\001\331\000\262\001\356\000\262\001\002\001\262\001\032\001\262\0012\001"
+    "\262\001G\001\262\001[\001\262\001s\001\333\001\000\000\333\001'\000\333\001<\000"
+    "\333\001P\000\333\001h\000\333\001\200\000\333\001\225\000\333\001\251\000\333\001\301\000"
+    "\333\001\331\000\333\001\356\000\333\001\002\001\333\001\032\001\333\0012\001\333\001G\001"
+    "\333\001[\001\333\001s\001\000\002\000\000\000\002'\000\000\002<\000\000\002P\000"
+    "\000\002h\000\000\002\200\000\000\002\225\000\000\002\251\000\000\002\301\000\000\002\331\000"
+    "\000\002\356\000\000\002\002\001\000\002\032\001\000\0022\001\000\002G\001\000\002[\001"
+    "\000\002s\001";
+inline constexpr char tcgen05_mma_ws_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm0<tcgen05_mma_ws_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms0_opcode_pieces, tcgen05_mma_ws_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm0<detail::packed_at<1>(tcgen05_mma_ws_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_forms0_opcode_pieces, tcgen05_mma_ws_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms1: the opcode of each form, in the order of tcgen05_mma_ws_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_ws_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm18 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm18 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.ws.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::b0::fill\000.collector::"
+    "b0::use\000.collector::b0::"
+    "lastuse\000.collector::b0::"
+    "discard\000.collector::b1::"
+    "fill\000.collector::b1::use"
+    "\000.collector::b1::lastuse"
+    "\000.collector::b1::discard"
+    "\000.collector::b2::fill\000.c"
+    "ollector::b2::use\000.colle"
+    "ctor::b2::lastuse\000.colle"
+    "ctor::b2::discard\000.colle"
+    "ctor::b3::fill\000.collecto"
+    "r::b3::use\000.collector::b"
+    "3::lastuse\000.collector::b"
+    "3::discard\000tcgen05.mma.w"
+    "s.cta_group::1.kind::tf3"
+    "2\000tcgen05.mma.ws.cta_gro"
+    "up::1.kind::f8f6f4\000tcgen"
+    "05.mma.ws.cta_group::1.k"
+    "ind::i8\000tcgen05.mma.ws.c"
+    "ta_group::1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_forms1_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000<\000\001\000P\000\001\000h\000\001\000\200\000"
+    "\001\000\225\000\001\000\251\000\001\000\301\000\001\000\331\000\001\000\356\000\001\000\002\001"
+    "\001\000\032\001\001\0002\001\001\000G\001\001\000[\001\001\000s\001\213\001\000\000"
+    "\213\001'\000\213\001<\000\213\001P\000\213\001h\000\213\001\200\000\213\001\225\000"
+    "\213\001\251\000\213\001\301\000\213\001\331\000\213\001\356\000\213\001\002\001\213\001\032\001"
+    "\213\0012\001\213\001G\001\213\001[\001\213\001s\001\262\001\000\000\262\001'\000"
+    "\262\001<\000\262\001P\000\262\001h\000\262\001\200\000\262\001\225\000\262\001\251\000"
+    "\262\001\301\000\262\001\331\000\262\001\356\000\262\001\002\001\262\001\032\001\262\0012\001"
+    "\262\001G\001\262\001[\001\262\001s\001\333\001\000\000\333\001'\000\333\001<\000"
+    "\333\001P\000\333\001h\000\333\001\200\000\333\001\225\000\333\001\251\000\333\001\301\000"
+    "\333\001\331\000\333\001\356\000\333\001\002\001\333\001\032\001\333\0012\001\333\001G\001"
+    "\333\001[\001\333\001s\001\000\002\000\000\000\002'\000\000\002<\000\000\002P\000"
+    "\000\002h\000\000\002\200\000\000\002\225\000\000\002\251\000\000\002\301\000\000\002\331\000"
+    "\000\002\356\000\000\002\002\001\000\002\032\001\000\0022\001\000\002G\001\000\002[\001"
+    "\000\002s\001";
+inline constexpr char tcgen05_mma_ws_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm18<tcgen05_mma_ws_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms1_opcode_pieces, tcgen05_mma_ws_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm18<detail::packed_at<1>(tcgen05_mma_ws_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_forms1_opcode_pieces, tcgen05_mma_ws_forms1_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms2: the opcode of each form, in the order of tcgen05_mma_ws_forms2_table, as
-// two pieces (their numbers in tcgen05_mma_ws_forms2_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm2 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms2_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_forms2_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_forms2_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_forms2_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_forms2_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_forms2_opcode_pieces[] =
+    "\000tcgen05.mma.ws.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::b0::fill\000.collector::"
+    "b0::use\000.collector::b0::"
+    "lastuse\000.collector::b0::"
+    "discard\000.collector::b1::"
+    "fill\000.collector::b1::use"
+    "\000.collector::b1::lastuse"
+    "\000.collector::b1::discard"
+    "\000.collector::b2::fill\000.c"
+    "ollector::b2::use\000.colle"
+    "ctor::b2::lastuse\000.colle"
+    "ctor::b2::discard\000.colle"
+    "ctor::b3::fill\000.collecto"
+    "r::b3::use\000.collector::b"
+    "3::lastuse\000.collector::b"
+    "3::discard\000tcgen05.mma.w"
+    "s.cta_group::1.kind::tf3"
+    "2\000tcgen05.mma.ws.cta_gro"
+    "up::1.kind::f8f6f4\000tcgen"
+    "05.mma.ws.cta_group::1.k"
+    "ind::i8\000tcgen05.mma.ws.c"
+    "ta_group::1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_forms2_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000<\000\001\000P\000\001\000h\000\001\000\200\000"
+    "\001\000\225\000\001\000\251\000\001\000\301\000\001\000\331\000\001\000\356\000\001\000\002\001"
+    "\001\000\032\001\001\0002\001\001\000G\001\001\000[\001\001\000s\001\213\001\000\000"
+    "\213\001'\000\213\001<\000\213\001P\000\213\001h\000\213\001\200\000\213\001\225\000"
+    "\213\001\251\000\213\001\301\000\213\001\331\000\213\001\356\000\213\001\002\001\213\001\032\001"
+    "\213\0012\001\213\001G\001\213\001[\001\213\001s\001\262\001\000\000\262\001'\000"
+    "\262\001<\000\262\001P\000\262\001h\000\262\001\200\000\262\001\225\000\262\001\251\000"
+    "\262\001\301\000\262\001\331\000\262\001\356\000\262\001\002\001\262\001\032\001\262\0012\001"
+    "\262\001G\001\262\001[\001\262\001s\001\333\001\000\000\333\001'\000\333\001<\000"
+    "\333\001P\000\333\001h\000\333\001\200\000\333\001\225\000\333\001\251\000\333\001\301\000"
+    "\333\001\331\000\333\001\356\000\333\001\002\001\333\001\032\001\333\0012\001\333\001G\001"
+    "\333\001[\001\333\001s\001\000\002\000\000\000\002'\000\000\002<\000\000\002P\000"
+    "\000\002h\000\000\002\200\000\000\002\225\000\000\002\251\000\000\002\301\000\000\002\331\000"
+    "\000\002\356\000\000\002\002\001\000\002\032\001\000\0022\001\000\002G\001\000\002[\001"
+    "\000\002s\001";
+inline constexpr char tcgen05_mma_ws_forms2_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm2<tcgen05_mma_ws_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms2_opcode_pieces, tcgen05_mma_ws_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
+    tcgen05_mma_asm2<detail::packed_at<1>(tcgen05_mma_ws_forms2_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_forms2_opcode_pieces, tcgen05_mma_ws_forms2_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_forms3: the opcode of each form, in the order of tcgen05_mma_ws_forms3_table, as
-// two pieces (their numbers in tcgen05_mma_ws_forms3_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm19 it takes.
-inline constexpr const char* tcgen05_mma_ws_forms3_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.cta_group::1.kind::tf32", "tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.cta_group::1.kind::i8", "tcgen05.mma.ws.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_forms3_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_forms3_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_forms3_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_forms3_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm19 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_forms3_opcode_pieces[] =
+    "\000tcgen05.mma.ws.cta_grou"
+    "p::1.kind::f16\000.collecto"
+    "r::b0::fill\000.collector::"
+    "b0::use\000.collector::b0::"
+    "lastuse\000.collector::b0::"
+    "discard\000.collector::b1::"
+    "fill\000.collector::b1::use"
+    "\000.collector::b1::lastuse"
+    "\000.collector::b1::discard"
+    "\000.collector::b2::fill\000.c"
+    "ollector::b2::use\000.colle"
+    "ctor::b2::lastuse\000.colle"
+    "ctor::b2::discard\000.colle"
+    "ctor::b3::fill\000.collecto"
+    "r::b3::use\000.collector::b"
+    "3::lastuse\000.collector::b"
+    "3::discard\000tcgen05.mma.w"
+    "s.cta_group::1.kind::tf3"
+    "2\000tcgen05.mma.ws.cta_gro"
+    "up::1.kind::f8f6f4\000tcgen"
+    "05.mma.ws.cta_group::1.k"
+    "ind::i8\000tcgen05.mma.ws.c"
+    "ta_group::1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_forms3_opcode[] =
+    "\001\000\000\000\001\000'\000\001\000<\000\001\000P\000\001\000h\000\001\000\200\000"
+    "\001\000\225\000\001\000\251\000\001\000\301\000\001\000\331\000\001\000\356\000\001\000\002\001"
+    "\001\000\032\001\001\0002\001\001\000G\001\001\000[\001\001\000s\001\213\001\000\000"
+    "\213\001'\000\213\001<\000\213\001P\000\213\001h\000\213\001\200\000\213\001\225\000"
+    "\213\001\251\000\213\001\301\000\213\001\331\000\213\001\356\000\213\001\002\001\213\001\032\001"
+    "\213\0012\001\213\001G\001\213\001[\001\213\001s\001\262\001\000\000\262\001'\000"
+    "\262\001<\000\262\001P\000\262\001h\000\262\001\200\000\262\001\225\000\262\001\251\000"
+    "\262\001\301\000\262\001\331\000\262\001\356\000\262\001\002\001\262\001\032\001\262\0012\001"
+    "\262\001G\001\262\001[\001\262\001s\001\333\001\000\000\333\001'\000\333\001<\000"
+    "\333\001P\000\333\001h\000\333\001\200\000\333\001\225\000\333\001\251\000\333\001\301\000"
+    "\333\001\331\000\333\001\356\000\333\001\002\001\333\001\032\001\333\0012\001\333\001G\001"
+    "\333\001[\001\333\001s\001\000\002\000\000\000\002'\000\000\002<\000\000\002P\000"
+    "\000\002h\000\000\002\200\000\000\002\225\000\000\002\251\000\000\002\301\000\000\002\331\000"
+    "\000\002\356\000\000\002\002\001\000\002\032\001\000\0022\001\000\002G\001\000\002[\001"
+    "\000\002s\001";
+inline constexpr char tcgen05_mma_ws_forms3_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 idesc, PtxgenA4 enable_input_d, PtxgenA5 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm19<tcgen05_mma_ws_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_forms3_opcode_pieces, tcgen05_mma_ws_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm19<detail::packed_at<1>(tcgen05_mma_ws_forms3_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_forms3_opcode_pieces, tcgen05_mma_ws_forms3_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms0: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms0_table, as
-// two pieces (their numbers in tcgen05_mma_ws_sp_forms0_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm12 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms0_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_sp_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_sp_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_sp_forms0_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_sp_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm12 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_sp_forms0_opcode_pieces[] =
+    "\000tcgen05.mma.ws.sp.cta_g"
+    "roup::1.kind::f16\000.colle"
+    "ctor::b0::fill\000.collecto"
+    "r::b0::use\000.collector::b"
+    "0::lastuse\000.collector::b"
+    "0::discard\000.collector::b"
+    "1::fill\000.collector::b1::"
+    "use\000.collector::b1::last"
+    "use\000.collector::b1::disc"
+    "ard\000.collector::b2::fill"
+    "\000.collector::b2::use\000.co"
+    "llector::b2::lastuse\000.co"
+    "llector::b2::discard\000.co"
+    "llector::b3::fill\000.colle"
+    "ctor::b3::use\000.collector"
+    "::b3::lastuse\000.collector"
+    "::b3::discard\000tcgen05.mm"
+    "a.ws.sp.cta_group::1.kin"
+    "d::tf32\000tcgen05.mma.ws.s"
+    "p.cta_group::1.kind::f8f"
+    "6f4\000tcgen05.mma.ws.sp.ct"
+    "a_group::1.kind::i8\000tcge"
+    "n05.mma.ws.sp.cta_group:"
+    ":1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_sp_forms0_opcode[] =
+    "\001\000\000\000\001\000*\000\001\000\?\000\001\000S\000\001\000k\000\001\000\203\000"
+    "\001\000\230\000\001\000\254\000\001\000\304\000\001\000\334\000\001\000\361\000\001\000\005\001"
+    "\001\000\035\001\001\0005\001\001\000J\001\001\000^\001\001\000v\001\216\001\000\000"
+    "\216\001*\000\216\001\?\000\216\001S\000\216\001k\000\216\001\203\000\216\001\230\000"
+    "\216\001\254\000\216\001\304\000\216\001\334\000\216\001\361\000\216\001\005\001\216\001\035\001"
+    "\216\0015\001\216\001J\001\216\001^\001\216\001v\001\270\001\000\000\270\001*\000"
+    "\270\001\?\000\270\001S\000\270\001k\000\270\001\203\000\270\001\230\000\270\001\254\000"
+    "\270\001\304\000\270\001\334\000\270\001\361\000\270\001\005\001\270\001\035\001\270\0015\001"
+    "\270\001J\001\270\001^\001\270\001v\001\344\001\000\000\344\001*\000\344\001\?\000"
+    "\344\001S\000\344\001k\000\344\001\203\000\344\001\230\000\344\001\254\000\344\001\304\000"
+    "\344\001\334\000\344\001\361\000\344\001\005\001\344\001\035\001\344\0015\001\344\001J\001"
+    "\344\001^\001\344\001v\001\014\002\000\000\014\002*\000\014\002\?\000\014\002S\000"
+    "\014\002k\000\014\002\203\000\014\002\230\000\014\002\254\000\014\002\304\000\014\002\334\000"
+    "\014\002\361\000\014\002\005\001\014\002\035\001\014\0025\001\014\002J\001\014\002^\001"
+    "\014\002v\001";
+inline constexpr char tcgen05_mma_ws_sp_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm12<tcgen05_mma_ws_sp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode_pieces, tcgen05_mma_ws_sp_forms0_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm12<detail::packed_at<1>(tcgen05_mma_ws_sp_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_sp_forms0_opcode_pieces, tcgen05_mma_ws_sp_forms0_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms1: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms1_table, as
-// two pieces (their numbers in tcgen05_mma_ws_sp_forms1_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm20 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms1_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_sp_forms1_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_sp_forms1_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_sp_forms1_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_sp_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm20 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_sp_forms1_opcode_pieces[] =
+    "\000tcgen05.mma.ws.sp.cta_g"
+    "roup::1.kind::f16\000.colle"
+    "ctor::b0::fill\000.collecto"
+    "r::b0::use\000.collector::b"
+    "0::lastuse\000.collector::b"
+    "0::discard\000.collector::b"
+    "1::fill\000.collector::b1::"
+    "use\000.collector::b1::last"
+    "use\000.collector::b1::disc"
+    "ard\000.collector::b2::fill"
+    "\000.collector::b2::use\000.co"
+    "llector::b2::lastuse\000.co"
+    "llector::b2::discard\000.co"
+    "llector::b3::fill\000.colle"
+    "ctor::b3::use\000.collector"
+    "::b3::lastuse\000.collector"
+    "::b3::discard\000tcgen05.mm"
+    "a.ws.sp.cta_group::1.kin"
+    "d::tf32\000tcgen05.mma.ws.s"
+    "p.cta_group::1.kind::f8f"
+    "6f4\000tcgen05.mma.ws.sp.ct"
+    "a_group::1.kind::i8\000tcge"
+    "n05.mma.ws.sp.cta_group:"
+    ":1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_sp_forms1_opcode[] =
+    "\001\000\000\000\001\000*\000\001\000\?\000\001\000S\000\001\000k\000\001\000\203\000"
+    "\001\000\230\000\001\000\254\000\001\000\304\000\001\000\334\000\001\000\361\000\001\000\005\001"
+    "\001\000\035\001\001\0005\001\001\000J\001\001\000^\001\001\000v\001\216\001\000\000"
+    "\216\001*\000\216\001\?\000\216\001S\000\216\001k\000\216\001\203\000\216\001\230\000"
+    "\216\001\254\000\216\001\304\000\216\001\334\000\216\001\361\000\216\001\005\001\216\001\035\001"
+    "\216\0015\001\216\001J\001\216\001^\001\216\001v\001\270\001\000\000\270\001*\000"
+    "\270\001\?\000\270\001S\000\270\001k\000\270\001\203\000\270\001\230\000\270\001\254\000"
+    "\270\001\304\000\270\001\334\000\270\001\361\000\270\001\005\001\270\001\035\001\270\0015\001"
+    "\270\001J\001\270\001^\001\270\001v\001\344\001\000\000\344\001*\000\344\001\?\000"
+    "\344\001S\000\344\001k\000\344\001\203\000\344\001\230\000\344\001\254\000\344\001\304\000"
+    "\344\001\334\000\344\001\361\000\344\001\005\001\344\001\035\001\344\0015\001\344\001J\001"
+    "\344\001^\001\344\001v\001\014\002\000\000\014\002*\000\014\002\?\000\014\002S\000"
+    "\014\002k\000\014\002\203\000\014\002\230\000\014\002\254\000\014\002\304\000\014\002\334\000"
+    "\014\002\361\000\014\002\005\001\014\002\035\001\014\0025\001\014\002J\001\014\002^\001"
+    "\014\002v\001";
+inline constexpr char tcgen05_mma_ws_sp_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm20<tcgen05_mma_ws_sp_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode_pieces, tcgen05_mma_ws_sp_forms1_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm20<detail::packed_at<1>(tcgen05_mma_ws_sp_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_sp_forms1_opcode_pieces, tcgen05_mma_ws_sp_forms1_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_desc, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms2: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms2_table, as
-// two pieces (their numbers in tcgen05_mma_ws_sp_forms2_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm14 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms2_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_sp_forms2_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_sp_forms2_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_sp_forms2_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_sp_forms2_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm14 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_sp_forms2_opcode_pieces[] =
+    "\000tcgen05.mma.ws.sp.cta_g"
+    "roup::1.kind::f16\000.colle"
+    "ctor::b0::fill\000.collecto"
+    "r::b0::use\000.collector::b"
+    "0::lastuse\000.collector::b"
+    "0::discard\000.collector::b"
+    "1::fill\000.collector::b1::"
+    "use\000.collector::b1::last"
+    "use\000.collector::b1::disc"
+    "ard\000.collector::b2::fill"
+    "\000.collector::b2::use\000.co"
+    "llector::b2::lastuse\000.co"
+    "llector::b2::discard\000.co"
+    "llector::b3::fill\000.colle"
+    "ctor::b3::use\000.collector"
+    "::b3::lastuse\000.collector"
+    "::b3::discard\000tcgen05.mm"
+    "a.ws.sp.cta_group::1.kin"
+    "d::tf32\000tcgen05.mma.ws.s"
+    "p.cta_group::1.kind::f8f"
+    "6f4\000tcgen05.mma.ws.sp.ct"
+    "a_group::1.kind::i8\000tcge"
+    "n05.mma.ws.sp.cta_group:"
+    ":1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_sp_forms2_opcode[] =
+    "\001\000\000\000\001\000*\000\001\000\?\000\001\000S\000\001\000k\000\001\000\203\000"
+    "\001\000\230\000\001\000\254\000\001\000\304\000\001\000\334\000\001\000\361\000\001\000\005\001"
+    "\001\000\035\001\001\0005\001\001\000J\001\001\000^\001\001\000v\001\216\001\000\000"
+    "\216\001*\000\216\001\?\000\216\001S\000\216\001k\000\216\001\203\000\216\001\230\000"
+    "\216\001\254\000\216\001\304\000\216\001\334\000\216\001\361\000\216\001\005\001\216\001\035\001"
+    "\216\0015\001\216\001J\001\216\001^\001\216\001v\001\270\001\000\000\270\001*\000"
+    "\270\001\?\000\270\001S\000\270\001k\000\270\001\203\000\270\001\230\000\270\001\254\000"
+    "\270\001\304\000\270\001\334\000\270\001\361\000\270\001\005\001\270\001\035\001\270\0015\001"
+    "\270\001J\001\270\001^\001\270\001v\001\344\001\000\000\344\001*\000\344\001\?\000"
+    "\344\001S\000\344\001k\000\344\001\203\000\344\001\230\000\344\001\254\000\344\001\304\000"
+    "\344\001\334\000\344\001\361\000\344\001\005\001\344\001\035\001\344\0015\001\344\001J\001"
+    "\344\001^\001\344\001v\001\014\002\000\000\014\002*\000\014\002\?\000\014\002S\000"
+    "\014\002k\000\014\002\203\000\014\002\230\000\014\002\254\000\014\002\304\000\014\002\334\000"
+    "\014\002\361\000\014\002\005\001\014\002\035\001\014\0025\001\014\002J\001\014\002^\001"
+    "\014\002v\001";
+inline constexpr char tcgen05_mma_ws_sp_forms2_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm14<tcgen05_mma_ws_sp_forms2_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode_pieces, tcgen05_mma_ws_sp_forms2_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
+    tcgen05_mma_asm14<detail::packed_at<1>(tcgen05_mma_ws_sp_forms2_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_sp_forms2_opcode_pieces, tcgen05_mma_ws_sp_forms2_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_mma_ws_sp_forms3: the opcode of each form, in the order of tcgen05_mma_ws_sp_forms3_table, as
-// two pieces (their numbers in tcgen05_mma_ws_sp_forms3_opcode_pieces), and the asm statement of
-// tcgen05_mma_asm21 it takes.
-inline constexpr const char* tcgen05_mma_ws_sp_forms3_opcode_pieces[] = {
-    "", "tcgen05.mma.ws.sp.cta_group::1.kind::f16", ".collector::b0::fill", ".collector::b0::use",
-    ".collector::b0::lastuse", ".collector::b0::discard", ".collector::b1::fill", ".collector::b1::use",
-    ".collector::b1::lastuse", ".collector::b1::discard", ".collector::b2::fill", ".collector::b2::use",
-    ".collector::b2::lastuse", ".collector::b2::discard", ".collector::b3::fill", ".collector::b3::use",
-    ".collector::b3::lastuse", ".collector::b3::discard", "tcgen05.mma.ws.sp.cta_group::1.kind::tf32", "tcgen05.mma.ws.sp.cta_group::1.kind::f8f6f4",
-    "tcgen05.mma.ws.sp.cta_group::1.kind::i8", "tcgen05.mma.ws.sp.cta_group::1.kind::ti16",
-};
-inline constexpr unsigned char tcgen05_mma_ws_sp_forms3_opcode[] = {
-    1, 0, 1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8,
-    1, 9, 1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16,
-    1, 17, 18, 0, 18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7,
-    18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15,
-    18, 16, 18, 17, 19, 0, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6,
-    19, 7, 19, 8, 19, 9, 19, 10, 19, 11, 19, 12, 19, 13, 19, 14,
-    19, 15, 19, 16, 19, 17, 20, 0, 20, 2, 20, 3, 20, 4, 20, 5,
-    20, 6, 20, 7, 20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13,
-    20, 14, 20, 15, 20, 16, 20, 17, 21, 0, 21, 2, 21, 3, 21, 4,
-    21, 5, 21, 6, 21, 7, 21, 8, 21, 9, 21, 10, 21, 11, 21, 12,
-    21, 13, 21, 14, 21, 15, 21, 16, 21, 17,
-};
-inline constexpr unsigned short tcgen05_mma_ws_sp_forms3_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_mma_ws_sp_forms3_opcode_pieces, at the offsets in
+// tcgen05_mma_ws_sp_forms3_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_mma_asm21 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_mma_ws_sp_forms3_opcode_pieces[] =
+    "\000tcgen05.mma.ws.sp.cta_g"
+    "roup::1.kind::f16\000.colle"
+    "ctor::b0::fill\000.collecto"
+    "r::b0::use\000.collector::b"
+    "0::lastuse\000.collector::b"
+    "0::discard\000.collector::b"
+    "1::fill\000.collector::b1::"
+    "use\000.collector::b1::last"
+    "use\000.collector::b1::disc"
+    "ard\000.collector::b2::fill"
+    "\000.collector::b2::use\000.co"
+    "llector::b2::lastuse\000.co"
+    "llector::b2::discard\000.co"
+    "llector::b3::fill\000.colle"
+    "ctor::b3::use\000.collector"
+    "::b3::lastuse\000.collector"
+    "::b3::discard\000tcgen05.mm"
+    "a.ws.sp.cta_group::1.kin"
+    "d::tf32\000tcgen05.mma.ws.s"
+    "p.cta_group::1.kind::f8f"
+    "6f4\000tcgen05.mma.ws.sp.ct"
+    "a_group::1.kind::i8\000tcge"
+    "n05.mma.ws.sp.cta_group:"
+    ":1.kind::ti16\000";
+inline constexpr char tcgen05_mma_ws_sp_forms3_opcode[] =
+    "\001\000\000\000\001\000*\000\001\000\?\000\001\000S\000\001\000k\000\001\000\203\000"
+    "\001\000\230\000\001\000\254\000\001\000\304\000\001\000\334\000\001\000\361\000\001\000\005\001"
+    "\001\000\035\001\001\0005\001\001\000J\001\001\000^\001\001\000v\001\216\001\000\000"
+    "\216\001*\000\216\001\?\000\216\001S\000\216\001k\000\216\001\203\000\216\001\230\000"
+    "\216\001\254\000\216\001\304\000\216\001\334\000\216\001\361\000\216\001\005\001\216\001\035\001"
+    "\216\0015\001\216\001J\001\216\001^\001\216\001v\001\270\001\000\000\270\001*\000"
+    "\270\001\?\000\270\001S\000\270\001k\000\270\001\203\000\270\001\230\000\270\001\254\000"
+    "\270\001\304\000\270\001\334\000\270\001\361\000\270\001\005\001\270\001\035\001\270\0015\001"
+    "\270\001J\001\270\001^\001\270\001v\001\344\001\000\000\344\001*\000\344\001\?\000"
+    "\344\001S\000\344\001k\000\344\001\203\000\344\001\230\000\344\001\254\000\344\001\304\000"
+    "\344\001\334\000\344\001\361\000\344\001\005\001\344\001\035\001\344\0015\001\344\001J\001"
+    "\344\001^\001\344\001v\001\014\002\000\000\014\002*\000\014\002\?\000\014\002S\000"
+    "\014\002k\000\014\002\203\000\014\002\230\000\014\002\254\000\014\002\304\000\014\002\334\000"
+    "\014\002\361\000\014\002\005\001\014\002\035\001\014\0025\001\014\002J\001\014\002^\001"
+    "\014\002v\001";
+inline constexpr char tcgen05_mma_ws_sp_forms3_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 sp_meta_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d, PtxgenA6 zero_column_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_mma_asm21<tcgen05_mma_ws_sp_forms3_statement[PtxgenF], detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode_pieces, tcgen05_mma_ws_sp_forms3_opcode, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
+    tcgen05_mma_asm21<detail::packed_at<1>(tcgen05_mma_ws_sp_forms3_statement, PtxgenF), detail::opcode_text<tcgen05_mma_ws_sp_forms3_opcode_pieces, tcgen05_mma_ws_sp_forms3_opcode, 2, PtxgenF>, detail::no_text, detail::no_text, detail::no_text>(d_tmem, a_tmem, b_desc, sp_meta_tmem, idesc, enable_input_d, zero_column_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -162,690 +162,851 @@ PTXGEN_PTX_DEVICE void tcgen05_tmem_asm11(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 }
 
 // tcgen05_alloc_forms0: the opcode of each form, in the order of tcgen05_alloc_forms0_table, as
-// two pieces (their numbers in tcgen05_alloc_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm0 it takes.
-inline constexpr const char* tcgen05_alloc_forms0_opcode_pieces[] = {
-    "", "tcgen05.alloc.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
-    "tcgen05.alloc.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_alloc_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_alloc_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_alloc_forms0_opcode_pieces, at the offsets in
+// tcgen05_alloc_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_alloc_forms0_opcode_pieces[] =
+    "\000tcgen05.alloc.cta_group"
+    "::1\000.sync.aligned.b32\000.s"
+    "ync.aligned.shared::cta."
+    "b32\000tcgen05.alloc.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_alloc_forms0_opcode[] =
+    "\001\034\001.L\034L.";
+inline constexpr char tcgen05_alloc_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm0<tcgen05_alloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms0_opcode_pieces, tcgen05_alloc_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
+    tcgen05_tmem_asm0<detail::packed_at<1>(tcgen05_alloc_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_alloc_forms0_opcode_pieces, tcgen05_alloc_forms0_opcode, 1, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_forms1: the opcode of each form, in the order of tcgen05_alloc_forms1_table, as
-// two pieces (their numbers in tcgen05_alloc_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm1 it takes.
-inline constexpr const char* tcgen05_alloc_forms1_opcode_pieces[] = {
-    "", "tcgen05.alloc.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
-    "tcgen05.alloc.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_alloc_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr const char* tcgen05_alloc_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_alloc_forms1_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_alloc_forms1_opcode_pieces, at the offsets in
+// tcgen05_alloc_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_alloc_forms1_opcode_pieces[] =
+    "\000tcgen05.alloc.cta_group"
+    "::1\000.sync.aligned.b32\000.s"
+    "ync.aligned.shared::cta."
+    "b32\000tcgen05.alloc.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_alloc_forms1_opcode[] =
+    "\001\034\001.L\034L.";
+inline constexpr char tcgen05_alloc_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_alloc_forms1_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm1<tcgen05_alloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_forms1_opcode_pieces, tcgen05_alloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_forms1_immediates, 0, PtxgenNcols>>(dst);
+    tcgen05_tmem_asm1<detail::packed_at<1>(tcgen05_alloc_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_alloc_forms1_opcode_pieces, tcgen05_alloc_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_alloc_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms0_table, as
-// two pieces (their numbers in tcgen05_alloc_exclusive_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm0 it takes.
-inline constexpr const char* tcgen05_alloc_exclusive_forms0_opcode_pieces[] = {
-    "", "tcgen05.alloc.exclusive.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
-    "tcgen05.alloc.exclusive.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_alloc_exclusive_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_alloc_exclusive_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_alloc_exclusive_forms0_opcode_pieces, at the offsets in
+// tcgen05_alloc_exclusive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_alloc_exclusive_forms0_opcode_pieces[] =
+    "\000tcgen05.alloc.exclusive"
+    ".cta_group::1\000.sync.alig"
+    "ned.b32\000.sync.aligned.sh"
+    "ared::cta.b32\000tcgen05.al"
+    "loc.exclusive.cta_group:"
+    ":2\000";
+inline constexpr char tcgen05_alloc_exclusive_forms0_opcode[] =
+    "\001&\0018V&V8";
+inline constexpr char tcgen05_alloc_exclusive_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms0(PtxgenA0 dst, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm0<tcgen05_alloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode_pieces, tcgen05_alloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(dst, ncols);
+    tcgen05_tmem_asm0<detail::packed_at<1>(tcgen05_alloc_exclusive_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_alloc_exclusive_forms0_opcode_pieces, tcgen05_alloc_exclusive_forms0_opcode, 1, PtxgenF>, detail::no_text>(dst, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_alloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_alloc_exclusive_forms1_table, as
-// two pieces (their numbers in tcgen05_alloc_exclusive_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm1 it takes.
-inline constexpr const char* tcgen05_alloc_exclusive_forms1_opcode_pieces[] = {
-    "", "tcgen05.alloc.exclusive.cta_group::1", ".sync.aligned.b32", ".sync.aligned.shared::cta.b32",
-    "tcgen05.alloc.exclusive.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_alloc_exclusive_forms1_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr const char* tcgen05_alloc_exclusive_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_alloc_exclusive_forms1_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_alloc_exclusive_forms1_opcode_pieces, at the offsets in
+// tcgen05_alloc_exclusive_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_alloc_exclusive_forms1_opcode_pieces[] =
+    "\000tcgen05.alloc.exclusive"
+    ".cta_group::1\000.sync.alig"
+    "ned.b32\000.sync.aligned.sh"
+    "ared::cta.b32\000tcgen05.al"
+    "loc.exclusive.cta_group:"
+    ":2\000";
+inline constexpr char tcgen05_alloc_exclusive_forms1_opcode[] =
+    "\001&\0018V&V8";
+inline constexpr char tcgen05_alloc_exclusive_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_alloc_exclusive_forms1_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive_forms1(PtxgenA0 dst) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm1<tcgen05_alloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode_pieces, tcgen05_alloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_alloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(dst);
+    tcgen05_tmem_asm1<detail::packed_at<1>(tcgen05_alloc_exclusive_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_alloc_exclusive_forms1_opcode_pieces, tcgen05_alloc_exclusive_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_alloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(dst);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_forms0: the opcode of each form, in the order of tcgen05_dealloc_forms0_table, as
-// two pieces (their numbers in tcgen05_dealloc_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm2 it takes.
-inline constexpr const char* tcgen05_dealloc_forms0_opcode_pieces[] = {
-    "", "tcgen05.dealloc.cta_group::1", ".sync.aligned.b32", "tcgen05.dealloc.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_dealloc_forms0_opcode[] = {
-    1, 2, 3, 2,
-};
-inline constexpr unsigned short tcgen05_dealloc_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_dealloc_forms0_opcode_pieces, at the offsets in
+// tcgen05_dealloc_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_dealloc_forms0_opcode_pieces[] =
+    "\000tcgen05.dealloc.cta_gro"
+    "up::1\000.sync.aligned.b32\000"
+    "tcgen05.dealloc.cta_grou"
+    "p::2\000";
+inline constexpr char tcgen05_dealloc_forms0_opcode[] =
+    "\001\0360\036";
+inline constexpr char tcgen05_dealloc_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm2<tcgen05_dealloc_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms0_opcode_pieces, tcgen05_dealloc_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
+    tcgen05_tmem_asm2<detail::packed_at<1>(tcgen05_dealloc_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_dealloc_forms0_opcode_pieces, tcgen05_dealloc_forms0_opcode, 1, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_forms1: the opcode of each form, in the order of tcgen05_dealloc_forms1_table, as
-// two pieces (their numbers in tcgen05_dealloc_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_dealloc_forms1_opcode_pieces[] = {
-    "", "tcgen05.dealloc.cta_group::1", ".sync.aligned.b32", "tcgen05.dealloc.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_dealloc_forms1_opcode[] = {
-    1, 2, 3, 2,
-};
-inline constexpr const char* tcgen05_dealloc_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_dealloc_forms1_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_dealloc_forms1_opcode_pieces, at the offsets in
+// tcgen05_dealloc_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_dealloc_forms1_opcode_pieces[] =
+    "\000tcgen05.dealloc.cta_gro"
+    "up::1\000.sync.aligned.b32\000"
+    "tcgen05.dealloc.cta_grou"
+    "p::2\000";
+inline constexpr char tcgen05_dealloc_forms1_opcode[] =
+    "\001\0360\036";
+inline constexpr char tcgen05_dealloc_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_dealloc_forms1_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_dealloc_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_forms1_opcode_pieces, tcgen05_dealloc_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_forms1_immediates, 0, PtxgenNcols>>(taddr);
+    tcgen05_tmem_asm3<detail::packed_at<1>(tcgen05_dealloc_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_dealloc_forms1_opcode_pieces, tcgen05_dealloc_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_dealloc_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_exclusive_forms0: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms0_table, as
-// two pieces (their numbers in tcgen05_dealloc_exclusive_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm2 it takes.
-inline constexpr const char* tcgen05_dealloc_exclusive_forms0_opcode_pieces[] = {
-    "", "tcgen05.dealloc.exclusive", ".cta_group::1.sync.aligned.b32", ".cta_group::2.sync.aligned.b32",
-};
-inline constexpr unsigned char tcgen05_dealloc_exclusive_forms0_opcode[] = {
-    1, 2, 1, 3,
-};
-inline constexpr unsigned short tcgen05_dealloc_exclusive_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_dealloc_exclusive_forms0_opcode_pieces, at the offsets in
+// tcgen05_dealloc_exclusive_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_dealloc_exclusive_forms0_opcode_pieces[] =
+    "\000tcgen05.dealloc.exclusi"
+    "ve\000.cta_group::1.sync.al"
+    "igned.b32\000.cta_group::2."
+    "sync.aligned.b32\000";
+inline constexpr char tcgen05_dealloc_exclusive_forms0_opcode[] =
+    "\001\033\001:";
+inline constexpr char tcgen05_dealloc_exclusive_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms0(PtxgenA0 taddr, PtxgenA1 ncols) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm2<tcgen05_dealloc_exclusive_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode_pieces, tcgen05_dealloc_exclusive_forms0_opcode, PtxgenF>, detail::no_text>(taddr, ncols);
+    tcgen05_tmem_asm2<detail::packed_at<1>(tcgen05_dealloc_exclusive_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_dealloc_exclusive_forms0_opcode_pieces, tcgen05_dealloc_exclusive_forms0_opcode, 1, PtxgenF>, detail::no_text>(taddr, ncols);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_dealloc_exclusive_forms1: the opcode of each form, in the order of tcgen05_dealloc_exclusive_forms1_table, as
-// two pieces (their numbers in tcgen05_dealloc_exclusive_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_dealloc_exclusive_forms1_opcode_pieces[] = {
-    "", "tcgen05.dealloc.exclusive", ".cta_group::1.sync.aligned.b32", ".cta_group::2.sync.aligned.b32",
-};
-inline constexpr unsigned char tcgen05_dealloc_exclusive_forms1_opcode[] = {
-    1, 2, 1, 3,
-};
-inline constexpr const char* tcgen05_dealloc_exclusive_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_dealloc_exclusive_forms1_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_dealloc_exclusive_forms1_opcode_pieces, at the offsets in
+// tcgen05_dealloc_exclusive_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_dealloc_exclusive_forms1_opcode_pieces[] =
+    "\000tcgen05.dealloc.exclusi"
+    "ve\000.cta_group::1.sync.al"
+    "igned.b32\000.cta_group::2."
+    "sync.aligned.b32\000";
+inline constexpr char tcgen05_dealloc_exclusive_forms1_opcode[] =
+    "\001\033\001:";
+inline constexpr char tcgen05_dealloc_exclusive_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_dealloc_exclusive_forms1_statement[] =
+    "\000\000";
 
 template <long long PtxgenF, long long PtxgenNcols, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive_forms1(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_dealloc_exclusive_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode_pieces, tcgen05_dealloc_exclusive_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_dealloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(taddr);
+    tcgen05_tmem_asm3<detail::packed_at<1>(tcgen05_dealloc_exclusive_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_dealloc_exclusive_forms1_opcode_pieces, tcgen05_dealloc_exclusive_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_dealloc_exclusive_forms1_immediates, 0, PtxgenNcols>>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_relinquish_alloc_permit_forms0: the opcode of each form, in the order of tcgen05_relinquish_alloc_permit_forms0_table, as
-// two pieces (their numbers in tcgen05_relinquish_alloc_permit_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm4 it takes.
-inline constexpr const char* tcgen05_relinquish_alloc_permit_forms0_opcode_pieces[] = {
-    "", "tcgen05.relinquish_alloc_permit", ".cta_group::1.sync.aligned", ".cta_group::2.sync.aligned",
-};
-inline constexpr unsigned char tcgen05_relinquish_alloc_permit_forms0_opcode[] = {
-    1, 2, 1, 3,
-};
-inline constexpr unsigned short tcgen05_relinquish_alloc_permit_forms0_statement[] = {
-    0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_relinquish_alloc_permit_forms0_opcode_pieces, at the offsets in
+// tcgen05_relinquish_alloc_permit_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_relinquish_alloc_permit_forms0_opcode_pieces[] =
+    "\000tcgen05.relinquish_allo"
+    "c_permit\000.cta_group::1.s"
+    "ync.aligned\000.cta_group::"
+    "2.sync.aligned\000";
+inline constexpr char tcgen05_relinquish_alloc_permit_forms0_opcode[] =
+    "\001!\001<";
+inline constexpr char tcgen05_relinquish_alloc_permit_forms0_statement[] =
+    "\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit_forms0() {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm4<tcgen05_relinquish_alloc_permit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode_pieces, tcgen05_relinquish_alloc_permit_forms0_opcode, PtxgenF>>();
+    tcgen05_tmem_asm4<detail::packed_at<1>(tcgen05_relinquish_alloc_permit_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_relinquish_alloc_permit_forms0_opcode_pieces, tcgen05_relinquish_alloc_permit_forms0_opcode, 1, PtxgenF>>();
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_forms0: the opcode of each form, in the order of tcgen05_ld_forms0_table, as
-// two pieces (their numbers in tcgen05_ld_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm5 it takes.
-inline constexpr const char* tcgen05_ld_forms0_opcode_pieces[] = {
-    "", "tcgen05.ld.sync.aligned.16x64b", ".x1.b32", ".x1.pack::16b.b32",
-    ".x2.b32", ".x2.pack::16b.b32", ".x4.b32", ".x4.pack::16b.b32",
-    ".x8.b32", ".x8.pack::16b.b32", ".x16.b32", ".x16.pack::16b.b32",
-    ".x32.b32", ".x32.pack::16b.b32", ".x64.b32", ".x64.pack::16b.b32",
-    ".x128.b32", ".x128.pack::16b.b32", "tcgen05.ld.sync.aligned.16x128b", "tcgen05.ld.sync.aligned.16x256b",
-    "tcgen05.ld.sync.aligned.32x32b",
-};
-inline constexpr unsigned char tcgen05_ld_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15, 19, 2, 19, 3,
-    19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9, 19, 10, 19, 11,
-    19, 12, 19, 13, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
-    20, 16, 20, 17,
-};
-inline constexpr unsigned short tcgen05_ld_forms0_statement[] = {
-    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 2, 2,
-    3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
-};
+// two pieces (NUL-terminated texts in tcgen05_ld_forms0_opcode_pieces, at the offsets in
+// tcgen05_ld_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_ld_forms0_opcode_pieces[] =
+    "\000tcgen05.ld.sync.aligned"
+    ".16x64b\000.x1.b32\000.x1.pack"
+    "::16b.b32\000.x2.b32\000.x2.pa"
+    "ck::16b.b32\000.x4.b32\000.x4."
+    "pack::16b.b32\000.x8.b32\000.x"
+    "8.pack::16b.b32\000.x16.b32"
+    "\000.x16.pack::16b.b32\000.x32"
+    ".b32\000.x32.pack::16b.b32\000"
+    ".x64.b32\000.x64.pack::16b."
+    "b32\000.x128.b32\000.x128.pack"
+    "::16b.b32\000tcgen05.ld.syn"
+    "c.aligned.16x128b\000tcgen0"
+    "5.ld.sync.aligned.16x256"
+    "b\000tcgen05.ld.sync.aligne"
+    "d.32x32b\000";
+inline constexpr char tcgen05_ld_forms0_opcode[] =
+    "\001\000 \000\001\000(\000\001\000:\000\001\000B\000\001\000T\000\001\000\\\000"
+    "\001\000n\000\001\000v\000\001\000\210\000\001\000\221\000\001\000\244\000\001\000\255\000"
+    "\001\000\300\000\001\000\311\000\001\000\334\000\001\000\346\000\372\000 \000\372\000(\000"
+    "\372\000:\000\372\000B\000\372\000T\000\372\000\\\000\372\000n\000\372\000v\000"
+    "\372\000\210\000\372\000\221\000\372\000\244\000\372\000\255\000\372\000\300\000\372\000\311\000"
+    "\032\001 \000\032\001(\000\032\001:\000\032\001B\000\032\001T\000\032\001\\\000"
+    "\032\001n\000\032\001v\000\032\001\210\000\032\001\221\000\032\001\244\000\032\001\255\000"
+    ":\001 \000:\001(\000:\001:\000:\001B\000:\001T\000:\001\\\000"
+    ":\001n\000:\001v\000:\001\210\000:\001\221\000:\001\244\000:\001\255\000"
+    ":\001\300\000:\001\311\000:\001\334\000:\001\346\000";
+inline constexpr char tcgen05_ld_forms0_statement[] =
+    "\000\000\001\001\002\002\003\003\004\004\005\005\006\006\007\007\001\001\002\002\003\003\004\004"
+    "\005\005\006\006\007\007\002\002\003\003\004\004\005\005\006\006\007\007\000\000\001\001\002\002"
+    "\003\003\004\004\005\005\006\006\007\007";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms0(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm5<tcgen05_ld_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms0_opcode_pieces, tcgen05_ld_forms0_opcode, PtxgenF>, detail::no_text>(r, taddr);
+    tcgen05_tmem_asm5<detail::packed_at<1>(tcgen05_ld_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_ld_forms0_opcode_pieces, tcgen05_ld_forms0_opcode, 2, PtxgenF>, detail::no_text>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_forms1: the opcode of each form, in the order of tcgen05_ld_forms1_table, as
-// two pieces (their numbers in tcgen05_ld_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm5 it takes.
-inline constexpr const char* tcgen05_ld_forms1_opcode_pieces[] = {
-    "", "tcgen05.ld.sync.aligned.16x32bx2", ".x1.b32", ".x1.pack::16b.b32",
-    ".x2.b32", ".x2.pack::16b.b32", ".x4.b32", ".x4.pack::16b.b32",
-    ".x8.b32", ".x8.pack::16b.b32", ".x16.b32", ".x16.pack::16b.b32",
-    ".x32.b32", ".x32.pack::16b.b32", ".x64.b32", ".x64.pack::16b.b32",
-    ".x128.b32", ".x128.pack::16b.b32",
-};
-inline constexpr unsigned char tcgen05_ld_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-};
-inline constexpr const char* tcgen05_ld_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_ld_forms1_statement[] = {
-    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
-};
+// two pieces (NUL-terminated texts in tcgen05_ld_forms1_opcode_pieces, at the offsets in
+// tcgen05_ld_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_ld_forms1_opcode_pieces[] =
+    "\000tcgen05.ld.sync.aligned"
+    ".16x32bx2\000.x1.b32\000.x1.pa"
+    "ck::16b.b32\000.x2.b32\000.x2."
+    "pack::16b.b32\000.x4.b32\000.x"
+    "4.pack::16b.b32\000.x8.b32\000"
+    ".x8.pack::16b.b32\000.x16.b"
+    "32\000.x16.pack::16b.b32\000.x"
+    "32.b32\000.x32.pack::16b.b3"
+    "2\000.x64.b32\000.x64.pack::16"
+    "b.b32\000.x128.b32\000.x128.pa"
+    "ck::16b.b32\000";
+inline constexpr char tcgen05_ld_forms1_opcode[] =
+    "\001\"\001*\001<\001D\001V\001^\001p\001x\001\212\001\223\001\246\001\257"
+    "\001\302\001\313\001\336\001\350";
+inline constexpr char tcgen05_ld_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_ld_forms1_statement[] =
+    "\000\000\001\001\002\002\003\003\004\004\005\005\006\006\007\007";
 
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm5<tcgen05_ld_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_forms1_opcode_pieces, tcgen05_ld_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, taddr);
+    tcgen05_tmem_asm5<detail::packed_at<1>(tcgen05_ld_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_ld_forms1_opcode_pieces, tcgen05_ld_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_ld_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_forms0: the opcode of each form, in the order of tcgen05_ld_red_forms0_table, as
-// two pieces (their numbers in tcgen05_ld_red_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm6 it takes.
-inline constexpr const char* tcgen05_ld_red_forms0_opcode_pieces[] = {
-    "", "tcgen05.ld.red.sync.aligned.32x32b.x2", ".min.f32", ".min.NaN.f32",
-    ".min.abs.f32", ".min.abs.NaN.f32", ".min.u32", ".min.s32",
-    ".max.f32", ".max.NaN.f32", ".max.abs.f32", ".max.abs.NaN.f32",
-    ".max.u32", ".max.s32", "tcgen05.ld.red.sync.aligned.32x32b.x4", "tcgen05.ld.red.sync.aligned.32x32b.x8",
-    "tcgen05.ld.red.sync.aligned.32x32b.x16", "tcgen05.ld.red.sync.aligned.32x32b.x32", "tcgen05.ld.red.sync.aligned.32x32b.x64", "tcgen05.ld.red.sync.aligned.32x32b.x128",
-};
-inline constexpr unsigned char tcgen05_ld_red_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 14, 11, 14, 12, 14, 13,
-    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
-    15, 10, 15, 11, 15, 12, 15, 13, 16, 2, 16, 3, 16, 4, 16, 5,
-    16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13,
-    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
-    17, 10, 17, 11, 17, 12, 17, 13, 18, 2, 18, 3, 18, 4, 18, 5,
-    18, 6, 18, 7, 18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13,
-    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
-    19, 10, 19, 11, 19, 12, 19, 13,
-};
-inline constexpr unsigned short tcgen05_ld_red_forms0_statement[] = {
-    0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 2, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 4, 4,
-    4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 6, 6, 6, 6, 7, 7, 8, 8, 8, 8, 9, 9, 8, 8, 8, 8, 9, 9, 10, 10, 10, 10,
-    11, 11, 10, 10, 10, 10, 11, 11, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13, 13,
-};
+// two pieces (NUL-terminated texts in tcgen05_ld_red_forms0_opcode_pieces, at the offsets in
+// tcgen05_ld_red_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_ld_red_forms0_opcode_pieces[] =
+    "\000tcgen05.ld.red.sync.ali"
+    "gned.32x32b.x2\000.min.f32\000"
+    ".min.NaN.f32\000.min.abs.f3"
+    "2\000.min.abs.NaN.f32\000.min."
+    "u32\000.min.s32\000.max.f32\000.m"
+    "ax.NaN.f32\000.max.abs.f32\000"
+    ".max.abs.NaN.f32\000.max.u3"
+    "2\000.max.s32\000tcgen05.ld.re"
+    "d.sync.aligned.32x32b.x4"
+    "\000tcgen05.ld.red.sync.ali"
+    "gned.32x32b.x8\000tcgen05.l"
+    "d.red.sync.aligned.32x32"
+    "b.x16\000tcgen05.ld.red.syn"
+    "c.aligned.32x32b.x32\000tcg"
+    "en05.ld.red.sync.aligned"
+    ".32x32b.x64\000tcgen05.ld.r"
+    "ed.sync.aligned.32x32b.x"
+    "128\000";
+inline constexpr char tcgen05_ld_red_forms0_opcode[] =
+    "\001\000'\000\001\0000\000\001\000=\000\001\000J\000\001\000[\000\001\000d\000"
+    "\001\000m\000\001\000v\000\001\000\203\000\001\000\220\000\001\000\241\000\001\000\252\000"
+    "\263\000'\000\263\0000\000\263\000=\000\263\000J\000\263\000[\000\263\000d\000"
+    "\263\000m\000\263\000v\000\263\000\203\000\263\000\220\000\263\000\241\000\263\000\252\000"
+    "\331\000'\000\331\0000\000\331\000=\000\331\000J\000\331\000[\000\331\000d\000"
+    "\331\000m\000\331\000v\000\331\000\203\000\331\000\220\000\331\000\241\000\331\000\252\000"
+    "\377\000'\000\377\0000\000\377\000=\000\377\000J\000\377\000[\000\377\000d\000"
+    "\377\000m\000\377\000v\000\377\000\203\000\377\000\220\000\377\000\241\000\377\000\252\000"
+    "&\001'\000&\0010\000&\001=\000&\001J\000&\001[\000&\001d\000"
+    "&\001m\000&\001v\000&\001\203\000&\001\220\000&\001\241\000&\001\252\000"
+    "M\001'\000M\0010\000M\001=\000M\001J\000M\001[\000M\001d\000"
+    "M\001m\000M\001v\000M\001\203\000M\001\220\000M\001\241\000M\001\252\000"
+    "t\001'\000t\0010\000t\001=\000t\001J\000t\001[\000t\001d\000"
+    "t\001m\000t\001v\000t\001\203\000t\001\220\000t\001\241\000t\001\252\000";
+inline constexpr char tcgen05_ld_red_forms0_statement[] =
+    "\000\000\000\000\001\001\000\000\000\000\001\001\002\002\002\002\003\003\002\002\002\002\003\003"
+    "\004\004\004\004\005\005\004\004\004\004\005\005\006\006\006\006\007\007\006\006\006\006\007\007"
+    "\010\010\010\010\011\011\010\010\010\010\011\011\012\012\012\012\013\013\012\012\012\012\013\013"
+    "\014\014\014\014\015\015\014\014\014\014\015\015";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm6<tcgen05_ld_red_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms0_opcode_pieces, tcgen05_ld_red_forms0_opcode, PtxgenF>, detail::no_text>(r, redval, taddr);
+    tcgen05_tmem_asm6<detail::packed_at<1>(tcgen05_ld_red_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_ld_red_forms0_opcode_pieces, tcgen05_ld_red_forms0_opcode, 2, PtxgenF>, detail::no_text>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_forms1: the opcode of each form, in the order of tcgen05_ld_red_forms1_table, as
-// two pieces (their numbers in tcgen05_ld_red_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm6 it takes.
-inline constexpr const char* tcgen05_ld_red_forms1_opcode_pieces[] = {
-    "", "tcgen05.ld.red.sync.aligned.16x32bx2.x2", ".min.f32", ".min.NaN.f32",
-    ".min.abs.f32", ".min.abs.NaN.f32", ".min.u32", ".min.s32",
-    ".max.f32", ".max.NaN.f32", ".max.abs.f32", ".max.abs.NaN.f32",
-    ".max.u32", ".max.s32", "tcgen05.ld.red.sync.aligned.16x32bx2.x4", "tcgen05.ld.red.sync.aligned.16x32bx2.x8",
-    "tcgen05.ld.red.sync.aligned.16x32bx2.x16", "tcgen05.ld.red.sync.aligned.16x32bx2.x32", "tcgen05.ld.red.sync.aligned.16x32bx2.x64", "tcgen05.ld.red.sync.aligned.16x32bx2.x128",
-};
-inline constexpr unsigned char tcgen05_ld_red_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 14, 11, 14, 12, 14, 13,
-    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
-    15, 10, 15, 11, 15, 12, 15, 13, 16, 2, 16, 3, 16, 4, 16, 5,
-    16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13,
-    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
-    17, 10, 17, 11, 17, 12, 17, 13, 18, 2, 18, 3, 18, 4, 18, 5,
-    18, 6, 18, 7, 18, 8, 18, 9, 18, 10, 18, 11, 18, 12, 18, 13,
-    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
-    19, 10, 19, 11, 19, 12, 19, 13,
-};
-inline constexpr const char* tcgen05_ld_red_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_ld_red_forms1_statement[] = {
-    0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 2, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 5, 4, 4,
-    4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 6, 6, 6, 6, 7, 7, 8, 8, 8, 8, 9, 9, 8, 8, 8, 8, 9, 9, 10, 10, 10, 10,
-    11, 11, 10, 10, 10, 10, 11, 11, 12, 12, 12, 12, 13, 13, 12, 12, 12, 12, 13, 13,
-};
+// two pieces (NUL-terminated texts in tcgen05_ld_red_forms1_opcode_pieces, at the offsets in
+// tcgen05_ld_red_forms1_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_ld_red_forms1_opcode_pieces[] =
+    "\000tcgen05.ld.red.sync.ali"
+    "gned.16x32bx2.x2\000.min.f3"
+    "2\000.min.NaN.f32\000.min.abs."
+    "f32\000.min.abs.NaN.f32\000.mi"
+    "n.u32\000.min.s32\000.max.f32\000"
+    ".max.NaN.f32\000.max.abs.f3"
+    "2\000.max.abs.NaN.f32\000.max."
+    "u32\000.max.s32\000tcgen05.ld."
+    "red.sync.aligned.16x32bx"
+    "2.x4\000tcgen05.ld.red.sync"
+    ".aligned.16x32bx2.x8\000tcg"
+    "en05.ld.red.sync.aligned"
+    ".16x32bx2.x16\000tcgen05.ld"
+    ".red.sync.aligned.16x32b"
+    "x2.x32\000tcgen05.ld.red.sy"
+    "nc.aligned.16x32bx2.x64\000"
+    "tcgen05.ld.red.sync.alig"
+    "ned.16x32bx2.x128\000";
+inline constexpr char tcgen05_ld_red_forms1_opcode[] =
+    "\001\000)\000\001\0002\000\001\000\?\000\001\000L\000\001\000]\000\001\000f\000"
+    "\001\000o\000\001\000x\000\001\000\205\000\001\000\222\000\001\000\243\000\001\000\254\000"
+    "\265\000)\000\265\0002\000\265\000\?\000\265\000L\000\265\000]\000\265\000f\000"
+    "\265\000o\000\265\000x\000\265\000\205\000\265\000\222\000\265\000\243\000\265\000\254\000"
+    "\335\000)\000\335\0002\000\335\000\?\000\335\000L\000\335\000]\000\335\000f\000"
+    "\335\000o\000\335\000x\000\335\000\205\000\335\000\222\000\335\000\243\000\335\000\254\000"
+    "\005\001)\000\005\0012\000\005\001\?\000\005\001L\000\005\001]\000\005\001f\000"
+    "\005\001o\000\005\001x\000\005\001\205\000\005\001\222\000\005\001\243\000\005\001\254\000"
+    ".\001)\000.\0012\000.\001\?\000.\001L\000.\001]\000.\001f\000"
+    ".\001o\000.\001x\000.\001\205\000.\001\222\000.\001\243\000.\001\254\000"
+    "W\001)\000W\0012\000W\001\?\000W\001L\000W\001]\000W\001f\000"
+    "W\001o\000W\001x\000W\001\205\000W\001\222\000W\001\243\000W\001\254\000"
+    "\200\001)\000\200\0012\000\200\001\?\000\200\001L\000\200\001]\000\200\001f\000"
+    "\200\001o\000\200\001x\000\200\001\205\000\200\001\222\000\200\001\243\000\200\001\254\000";
+inline constexpr char tcgen05_ld_red_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_ld_red_forms1_statement[] =
+    "\000\000\000\000\001\001\000\000\000\000\001\001\002\002\002\002\003\003\002\002\002\002\003\003"
+    "\004\004\004\004\005\005\004\004\004\004\005\005\006\006\006\006\007\007\006\006\006\006\007\007"
+    "\010\010\010\010\011\011\010\010\010\010\011\011\012\012\012\012\013\013\012\012\012\012\013\013"
+    "\014\014\014\014\015\015\014\014\014\014\015\015";
 
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm6<tcgen05_ld_red_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_forms1_opcode_pieces, tcgen05_ld_red_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_ld_red_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, redval, taddr);
+    tcgen05_tmem_asm6<detail::packed_at<1>(tcgen05_ld_red_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_ld_red_forms1_opcode_pieces, tcgen05_ld_red_forms1_opcode, 2, PtxgenF>, detail::immediate_text<tcgen05_ld_red_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(r, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_ld_red_spcompress_forms0: the opcode of each form, in the order of tcgen05_ld_red_spcompress_forms0_table, as
-// two pieces (their numbers in tcgen05_ld_red_spcompress_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm7 it takes.
-inline constexpr const char* tcgen05_ld_red_spcompress_forms0_opcode_pieces[] = {
-    "", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x4", ".min.sp::2:4.f32.b2", ".min.sp::2:4.NaN.f32.b2",
-    ".min.sp::2:4.abs.f32.b2", ".min.sp::2:4.abs.NaN.f32.b2", ".max.sp::2:4.f32.b2", ".max.sp::2:4.NaN.f32.b2",
-    ".max.sp::2:4.abs.f32.b2", ".max.sp::2:4.abs.NaN.f32.b2", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x8", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x16",
-    "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x32", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x64", "tcgen05.ld.red.spcompress.sync.aligned.32x32b.x128",
-};
-inline constexpr unsigned char tcgen05_ld_red_spcompress_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
-    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
-    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
-    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
-};
-inline constexpr unsigned short tcgen05_ld_red_spcompress_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
-    4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,
-};
+// two pieces (NUL-terminated texts in tcgen05_ld_red_spcompress_forms0_opcode_pieces, at the offsets in
+// tcgen05_ld_red_spcompress_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_ld_red_spcompress_forms0_opcode_pieces[] =
+    "\000tcgen05.ld.red.spcompre"
+    "ss.sync.aligned.32x32b.x"
+    "4\000.min.sp::2:4.f32.b2\000.m"
+    "in.sp::2:4.NaN.f32.b2\000.m"
+    "in.sp::2:4.abs.f32.b2\000.m"
+    "in.sp::2:4.abs.NaN.f32.b"
+    "2\000.max.sp::2:4.f32.b2\000.m"
+    "ax.sp::2:4.NaN.f32.b2\000.m"
+    "ax.sp::2:4.abs.f32.b2\000.m"
+    "ax.sp::2:4.abs.NaN.f32.b"
+    "2\000tcgen05.ld.red.spcompr"
+    "ess.sync.aligned.32x32b."
+    "x8\000tcgen05.ld.red.spcomp"
+    "ress.sync.aligned.32x32b"
+    ".x16\000tcgen05.ld.red.spco"
+    "mpress.sync.aligned.32x3"
+    "2b.x32\000tcgen05.ld.red.sp"
+    "compress.sync.aligned.32"
+    "x32b.x64\000tcgen05.ld.red."
+    "spcompress.sync.aligned."
+    "32x32b.x128\000";
+inline constexpr char tcgen05_ld_red_spcompress_forms0_opcode[] =
+    "\001\0002\000\001\000F\000\001\000^\000\001\000v\000\001\000\222\000\001\000\246\000"
+    "\001\000\276\000\001\000\326\000\362\0002\000\362\000F\000\362\000^\000\362\000v\000"
+    "\362\000\222\000\362\000\246\000\362\000\276\000\362\000\326\000#\0012\000#\001F\000"
+    "#\001^\000#\001v\000#\001\222\000#\001\246\000#\001\276\000#\001\326\000"
+    "U\0012\000U\001F\000U\001^\000U\001v\000U\001\222\000U\001\246\000"
+    "U\001\276\000U\001\326\000\207\0012\000\207\001F\000\207\001^\000\207\001v\000"
+    "\207\001\222\000\207\001\246\000\207\001\276\000\207\001\326\000\271\0012\000\271\001F\000"
+    "\271\001^\000\271\001v\000\271\001\222\000\271\001\246\000\271\001\276\000\271\001\326\000";
+inline constexpr char tcgen05_ld_red_spcompress_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\001\002\002\002\002\002\002\002\002"
+    "\003\003\003\003\003\003\003\003\004\004\004\004\004\004\004\004\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm7<tcgen05_ld_red_spcompress_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode_pieces, tcgen05_ld_red_spcompress_forms0_opcode, PtxgenF>>(mdata, cdata, redval, taddr);
+    tcgen05_tmem_asm7<detail::packed_at<1>(tcgen05_ld_red_spcompress_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_ld_red_spcompress_forms0_opcode_pieces, tcgen05_ld_red_spcompress_forms0_opcode, 2, PtxgenF>>(mdata, cdata, redval, taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_st_forms0: the opcode of each form, in the order of tcgen05_st_forms0_table, as
-// two pieces (their numbers in tcgen05_st_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm8 it takes.
-inline constexpr const char* tcgen05_st_forms0_opcode_pieces[] = {
-    "", "tcgen05.st.sync.aligned.16x64b", ".x1.b32", ".x1.unpack::16b.b32",
-    ".x2.b32", ".x2.unpack::16b.b32", ".x4.b32", ".x4.unpack::16b.b32",
-    ".x8.b32", ".x8.unpack::16b.b32", ".x16.b32", ".x16.unpack::16b.b32",
-    ".x32.b32", ".x32.unpack::16b.b32", ".x64.b32", ".x64.unpack::16b.b32",
-    ".x128.b32", ".x128.unpack::16b.b32", "tcgen05.st.sync.aligned.16x128b", "tcgen05.st.sync.aligned.16x256b",
-    "tcgen05.st.sync.aligned.32x32b",
-};
-inline constexpr unsigned char tcgen05_st_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 18, 11, 18, 12, 18, 13, 18, 14, 18, 15, 19, 2, 19, 3,
-    19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9, 19, 10, 19, 11,
-    19, 12, 19, 13, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 20, 11, 20, 12, 20, 13, 20, 14, 20, 15,
-    20, 16, 20, 17,
-};
-inline constexpr unsigned short tcgen05_st_forms0_statement[] = {
-    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 2, 2,
-    3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
-};
+// two pieces (NUL-terminated texts in tcgen05_st_forms0_opcode_pieces, at the offsets in
+// tcgen05_st_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_st_forms0_opcode_pieces[] =
+    "\000tcgen05.st.sync.aligned"
+    ".16x64b\000.x1.b32\000.x1.unpa"
+    "ck::16b.b32\000.x2.b32\000.x2."
+    "unpack::16b.b32\000.x4.b32\000"
+    ".x4.unpack::16b.b32\000.x8."
+    "b32\000.x8.unpack::16b.b32\000"
+    ".x16.b32\000.x16.unpack::16"
+    "b.b32\000.x32.b32\000.x32.unpa"
+    "ck::16b.b32\000.x64.b32\000.x6"
+    "4.unpack::16b.b32\000.x128."
+    "b32\000.x128.unpack::16b.b3"
+    "2\000tcgen05.st.sync.aligne"
+    "d.16x128b\000tcgen05.st.syn"
+    "c.aligned.16x256b\000tcgen0"
+    "5.st.sync.aligned.32x32b"
+    "\000";
+inline constexpr char tcgen05_st_forms0_opcode[] =
+    "\001\000 \000\001\000(\000\001\000<\000\001\000D\000\001\000X\000\001\000`\000"
+    "\001\000t\000\001\000|\000\001\000\220\000\001\000\231\000\001\000\256\000\001\000\267\000"
+    "\001\000\314\000\001\000\325\000\001\000\352\000\001\000\364\000\012\001 \000\012\001(\000"
+    "\012\001<\000\012\001D\000\012\001X\000\012\001`\000\012\001t\000\012\001|\000"
+    "\012\001\220\000\012\001\231\000\012\001\256\000\012\001\267\000\012\001\314\000\012\001\325\000"
+    "*\001 \000*\001(\000*\001<\000*\001D\000*\001X\000*\001`\000"
+    "*\001t\000*\001|\000*\001\220\000*\001\231\000*\001\256\000*\001\267\000"
+    "J\001 \000J\001(\000J\001<\000J\001D\000J\001X\000J\001`\000"
+    "J\001t\000J\001|\000J\001\220\000J\001\231\000J\001\256\000J\001\267\000"
+    "J\001\314\000J\001\325\000J\001\352\000J\001\364\000";
+inline constexpr char tcgen05_st_forms0_statement[] =
+    "\000\000\001\001\002\002\003\003\004\004\005\005\006\006\007\007\001\001\002\002\003\003\004\004"
+    "\005\005\006\006\007\007\002\002\003\003\004\004\005\005\006\006\007\007\000\000\001\001\002\002"
+    "\003\003\004\004\005\005\006\006\007\007";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms0(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm8<tcgen05_st_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms0_opcode_pieces, tcgen05_st_forms0_opcode, PtxgenF>, detail::no_text>(taddr, r);
+    tcgen05_tmem_asm8<detail::packed_at<1>(tcgen05_st_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_st_forms0_opcode_pieces, tcgen05_st_forms0_opcode, 2, PtxgenF>, detail::no_text>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_st_forms1: the opcode of each form, in the order of tcgen05_st_forms1_table, as
-// two pieces (their numbers in tcgen05_st_forms1_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm8 it takes.
-inline constexpr const char* tcgen05_st_forms1_opcode_pieces[] = {
-    "", "tcgen05.st.sync.aligned.16x32bx2", ".x1.b32", ".x1.unpack::16b.b32",
-    ".x2.b32", ".x2.unpack::16b.b32", ".x4.b32", ".x4.unpack::16b.b32",
-    ".x8.b32", ".x8.unpack::16b.b32", ".x16.b32", ".x16.unpack::16b.b32",
-    ".x32.b32", ".x32.unpack::16b.b32", ".x64.b32", ".x64.unpack::16b.b32",
-    ".x128.b32", ".x128.unpack::16b.b32",
-};
-inline constexpr unsigned char tcgen05_st_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 1, 11, 1, 12, 1, 13, 1, 14, 1, 15, 1, 16, 1, 17,
-};
-inline constexpr const char* tcgen05_st_forms1_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tcgen05_st_forms1_statement[] = {
-    0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7,
-};
+// two pieces (NUL-terminated texts in tcgen05_st_forms1_opcode_pieces, at the offsets in
+// tcgen05_st_forms1_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm8 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_st_forms1_opcode_pieces[] =
+    "\000tcgen05.st.sync.aligned"
+    ".16x32bx2\000.x1.b32\000.x1.un"
+    "pack::16b.b32\000.x2.b32\000.x"
+    "2.unpack::16b.b32\000.x4.b3"
+    "2\000.x4.unpack::16b.b32\000.x"
+    "8.b32\000.x8.unpack::16b.b3"
+    "2\000.x16.b32\000.x16.unpack::"
+    "16b.b32\000.x32.b32\000.x32.un"
+    "pack::16b.b32\000.x64.b32\000."
+    "x64.unpack::16b.b32\000.x12"
+    "8.b32\000.x128.unpack::16b."
+    "b32\000";
+inline constexpr char tcgen05_st_forms1_opcode[] =
+    "\001\"\001*\001>\001F\001Z\001b\001v\001~\001\222\001\233\001\260\001\271"
+    "\001\316\001\327\001\354\001\366";
+inline constexpr char tcgen05_st_forms1_immediates[] =
+    ", %0\000";
+inline constexpr char tcgen05_st_forms1_statement[] =
+    "\000\000\001\001\002\002\003\003\004\004\005\005\006\006\007\007";
 
 template <long long PtxgenF, long long PtxgenImmHalfSplitoff, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_st_forms1(PtxgenA0 taddr, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm8<tcgen05_st_forms1_statement[PtxgenF], detail::opcode_text<tcgen05_st_forms1_opcode_pieces, tcgen05_st_forms1_opcode, PtxgenF>, detail::immediate_text<tcgen05_st_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(taddr, r);
+    tcgen05_tmem_asm8<detail::packed_at<1>(tcgen05_st_forms1_statement, PtxgenF), detail::opcode_text<tcgen05_st_forms1_opcode_pieces, tcgen05_st_forms1_opcode, 1, PtxgenF>, detail::immediate_text<tcgen05_st_forms1_immediates, 0, PtxgenImmHalfSplitoff>>(taddr, r);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_cp_forms0: the opcode of each form, in the order of tcgen05_cp_forms0_table, as
-// two pieces (their numbers in tcgen05_cp_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm9 it takes.
-inline constexpr const char* tcgen05_cp_forms0_opcode_pieces[] = {
-    "", "tcgen05.cp.cta_group::1.128x256b", ".b8x16.b6x16_p32", ".b8x16.b4x16_p64",
-    "tcgen05.cp.cta_group::1.4x256b", "tcgen05.cp.cta_group::1.128x128b", "tcgen05.cp.cta_group::1.64x128b.warpx2::02_13", "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23",
-    "tcgen05.cp.cta_group::1.32x128b.warpx4", "tcgen05.cp.cta_group::2.128x256b", "tcgen05.cp.cta_group::2.4x256b", "tcgen05.cp.cta_group::2.128x128b",
-    "tcgen05.cp.cta_group::2.64x128b.warpx2::02_13", "tcgen05.cp.cta_group::2.64x128b.warpx2::01_23", "tcgen05.cp.cta_group::2.32x128b.warpx4",
-};
-inline constexpr unsigned char tcgen05_cp_forms0_opcode[] = {
-    1, 0, 1, 2, 1, 3, 4, 0, 4, 2, 4, 3, 5, 0, 5, 2,
-    5, 3, 6, 0, 6, 2, 6, 3, 7, 0, 7, 2, 7, 3, 8, 0,
-    8, 2, 8, 3, 9, 0, 9, 2, 9, 3, 10, 0, 10, 2, 10, 3,
-    11, 0, 11, 2, 11, 3, 12, 0, 12, 2, 12, 3, 13, 0, 13, 2,
-    13, 3, 14, 0, 14, 2, 14, 3,
-};
-inline constexpr unsigned short tcgen05_cp_forms0_statement[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tcgen05_cp_forms0_opcode_pieces, at the offsets in
+// tcgen05_cp_forms0_opcode, 2 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm9 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_cp_forms0_opcode_pieces[] =
+    "\000tcgen05.cp.cta_group::1"
+    ".128x256b\000.b8x16.b6x16_p"
+    "32\000.b8x16.b4x16_p64\000tcge"
+    "n05.cp.cta_group::1.4x25"
+    "6b\000tcgen05.cp.cta_group:"
+    ":1.128x128b\000tcgen05.cp.c"
+    "ta_group::1.64x128b.warp"
+    "x2::02_13\000tcgen05.cp.cta"
+    "_group::1.64x128b.warpx2"
+    "::01_23\000tcgen05.cp.cta_g"
+    "roup::1.32x128b.warpx4\000t"
+    "cgen05.cp.cta_group::2.1"
+    "28x256b\000tcgen05.cp.cta_g"
+    "roup::2.4x256b\000tcgen05.c"
+    "p.cta_group::2.128x128b\000"
+    "tcgen05.cp.cta_group::2."
+    "64x128b.warpx2::02_13\000tc"
+    "gen05.cp.cta_group::2.64"
+    "x128b.warpx2::01_23\000tcge"
+    "n05.cp.cta_group::2.32x1"
+    "28b.warpx4\000";
+inline constexpr char tcgen05_cp_forms0_opcode[] =
+    "\001\000\000\000\001\000\"\000\001\0003\000D\000\000\000D\000\"\000D\0003\000"
+    "c\000\000\000c\000\"\000c\0003\000\204\000\000\000\204\000\"\000\204\0003\000"
+    "\262\000\000\000\262\000\"\000\262\0003\000\340\000\000\000\340\000\"\000\340\0003\000"
+    "\007\001\000\000\007\001\"\000\007\0013\000(\001\000\000(\001\"\000(\0013\000"
+    "G\001\000\000G\001\"\000G\0013\000h\001\000\000h\001\"\000h\0013\000"
+    "\226\001\000\000\226\001\"\000\226\0013\000\304\001\000\000\304\001\"\000\304\0013\000";
+inline constexpr char tcgen05_cp_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm9<tcgen05_cp_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_cp_forms0_opcode_pieces, tcgen05_cp_forms0_opcode, PtxgenF>>(taddr, s_desc);
+    tcgen05_tmem_asm9<detail::packed_at<1>(tcgen05_cp_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_cp_forms0_opcode_pieces, tcgen05_cp_forms0_opcode, 2, PtxgenF>>(taddr, s_desc);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_shift_forms0: the opcode of each form, in the order of tcgen05_shift_forms0_table, as
-// two pieces (their numbers in tcgen05_shift_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm3 it takes.
-inline constexpr const char* tcgen05_shift_forms0_opcode_pieces[] = {
-    "", "tcgen05.shift", ".cta_group::1.down", ".cta_group::2.down",
-};
-inline constexpr unsigned char tcgen05_shift_forms0_opcode[] = {
-    1, 2, 1, 3,
-};
-inline constexpr unsigned short tcgen05_shift_forms0_statement[] = {
-    1, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_shift_forms0_opcode_pieces, at the offsets in
+// tcgen05_shift_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_shift_forms0_opcode_pieces[] =
+    "\000tcgen05.shift\000.cta_grou"
+    "p::1.down\000.cta_group::2."
+    "down\000";
+inline constexpr char tcgen05_shift_forms0_opcode[] =
+    "\001\017\001\"";
+inline constexpr char tcgen05_shift_forms0_statement[] =
+    "\001\001";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm3<tcgen05_shift_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_shift_forms0_opcode_pieces, tcgen05_shift_forms0_opcode, PtxgenF>, detail::no_text>(taddr);
+    tcgen05_tmem_asm3<detail::packed_at<1>(tcgen05_shift_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_shift_forms0_opcode_pieces, tcgen05_shift_forms0_opcode, 1, PtxgenF>, detail::no_text>(taddr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_forms0: the opcode of each form, in the order of tcgen05_commit_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm10 it takes.
-inline constexpr const char* tcgen05_commit_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.b64", ".mbarrier::arrive::one.shared::cluster.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.b64\000.mbarrier::arriv"
+    "e::one.shared::cluster.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_forms0_opcode[] =
+    "\001\035\0018c\035c8";
+inline constexpr char tcgen05_commit_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm10<tcgen05_commit_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_forms0_opcode_pieces, tcgen05_commit_forms0_opcode, PtxgenF>>(mbar);
+    tcgen05_tmem_asm10<detail::packed_at<1>(tcgen05_commit_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_forms0_opcode_pieces, tcgen05_commit_forms0_opcode, 1, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.multicast::cluster.b"
+    "64\000.mbarrier::arrive::on"
+    "e.shared::cluster.multic"
+    "ast::cluster.b64\000tcgen05"
+    ".commit.cta_group::2\000";
+inline constexpr char tcgen05_commit_multicast_forms0_opcode[] =
+    "\001\035\001K\211\035\211K";
+inline constexpr char tcgen05_commit_multicast_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_forms0_opcode_pieces, tcgen05_commit_multicast_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_forms0_opcode_pieces, tcgen05_commit_multicast_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_16b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_16b_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_16b_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster::16b.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster::16b.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_16b_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_16b_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_16b_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_16b_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_16b_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.multicast::cluster::"
+    "16b.b64\000.mbarrier::arriv"
+    "e::one.shared::cluster.m"
+    "ulticast::cluster::16b.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_multicast_16b_forms0_opcode[] =
+    "\001\035\001P\223\035\223P";
+inline constexpr char tcgen05_commit_multicast_16b_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode_pieces, tcgen05_commit_multicast_16b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_16b_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_16b_forms0_opcode_pieces, tcgen05_commit_multicast_16b_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_32b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_32b_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_32b_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.multicast::cluster::32b.b64", ".mbarrier::arrive::one.shared::cluster.multicast::cluster::32b.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_32b_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_32b_forms0_statement[] = {
-    2, 3, 2, 3,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_32b_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_32b_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_32b_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.multicast::cluster::"
+    "32b.b64\000.mbarrier::arriv"
+    "e::one.shared::cluster.m"
+    "ulticast::cluster::32b.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_multicast_32b_forms0_opcode[] =
+    "\001\035\001P\223\035\223P";
+inline constexpr char tcgen05_commit_multicast_32b_forms0_statement[] =
+    "\002\003\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode_pieces, tcgen05_commit_multicast_32b_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_32b_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_32b_forms0_opcode_pieces, tcgen05_commit_multicast_32b_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_sync_restrict_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_sync_restrict_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm10 it takes.
-inline constexpr const char* tcgen05_commit_sync_restrict_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_sync_restrict_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_sync_restrict_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_sync_restrict_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm10 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_sync_restrict_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.sync_restrict::share"
+    "d::read::mma::a.b64\000.mba"
+    "rrier::arrive::one.sync_"
+    "restrict::shared::read::"
+    "mma::a.shared::cluster.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_sync_restrict_forms0_opcode[] =
+    "\001\035\001\\\253\035\253\\";
+inline constexpr char tcgen05_commit_sync_restrict_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm10<tcgen05_commit_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode_pieces, tcgen05_commit_sync_restrict_forms0_opcode, PtxgenF>>(mbar);
+    tcgen05_tmem_asm10<detail::packed_at<1>(tcgen05_commit_sync_restrict_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_sync_restrict_forms0_opcode_pieces, tcgen05_commit_sync_restrict_forms0_opcode, 1, PtxgenF>>(mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_sync_restrict_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_sync_restrict_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_sync_restrict_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.sync_restrict::share"
+    "d::read::mma::a.multicas"
+    "t::cluster.b64\000.mbarrier"
+    "::arrive::one.sync_restr"
+    "ict::shared::read::mma::"
+    "a.shared::cluster.multic"
+    "ast::cluster.b64\000tcgen05"
+    ".commit.cta_group::2\000";
+inline constexpr char tcgen05_commit_multicast_sync_restrict_forms0_opcode[] =
+    "\001\035\001o\321\035\321o";
+inline constexpr char tcgen05_commit_multicast_sync_restrict_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_sync_restrict_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_sync_restrict_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_16b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_sync_restrict_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::16b.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::16b.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[] = {
-    0, 1, 0, 1,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.sync_restrict::share"
+    "d::read::mma::a.multicas"
+    "t::cluster::16b.b64\000.mba"
+    "rrier::arrive::one.sync_"
+    "restrict::shared::read::"
+    "mma::a.shared::cluster.m"
+    "ulticast::cluster::16b.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode[] =
+    "\001\035\001t\333\035\333t";
+inline constexpr char tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[] =
+    "\000\001\000\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_16b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_16b_sync_restrict_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tcgen05_commit_multicast_32b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_sync_restrict_forms0_table, as
-// two pieces (their numbers in tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces), and the asm statement of
-// tcgen05_tmem_asm11 it takes.
-inline constexpr const char* tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces[] = {
-    "", "tcgen05.commit.cta_group::1", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.multicast::cluster::32b.b64", ".mbarrier::arrive::one.sync_restrict::shared::read::mma::a.shared::cluster.multicast::cluster::32b.b64",
-    "tcgen05.commit.cta_group::2",
-};
-inline constexpr unsigned char tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode[] = {
-    1, 2, 1, 3, 4, 2, 4, 3,
-};
-inline constexpr unsigned short tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[] = {
-    2, 3, 2, 3,
-};
+// two pieces (NUL-terminated texts in tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces, at the offsets in
+// tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tcgen05_tmem_asm11 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces[] =
+    "\000tcgen05.commit.cta_grou"
+    "p::1\000.mbarrier::arrive::"
+    "one.sync_restrict::share"
+    "d::read::mma::a.multicas"
+    "t::cluster::32b.b64\000.mba"
+    "rrier::arrive::one.sync_"
+    "restrict::shared::read::"
+    "mma::a.shared::cluster.m"
+    "ulticast::cluster::32b.b"
+    "64\000tcgen05.commit.cta_gr"
+    "oup::2\000";
+inline constexpr char tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode[] =
+    "\001\035\001t\333\035\333t";
+inline constexpr char tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[] =
+    "\002\003\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA0 mbar, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tcgen05_tmem_asm11<tcgen05_commit_multicast_32b_sync_restrict_forms0_statement[PtxgenF], detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, PtxgenF>>(mbar, cta_mask);
+    tcgen05_tmem_asm11<detail::packed_at<1>(tcgen05_commit_multicast_32b_sync_restrict_forms0_statement, PtxgenF), detail::opcode_text<tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces, tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, 1, PtxgenF>>(mbar, cta_mask);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

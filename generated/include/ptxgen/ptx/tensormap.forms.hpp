@@ -46,106 +46,123 @@ PTXGEN_PTX_DEVICE void tensormap_asm2(PtxgenA0 dst, PtxgenA1 src) {
 }
 
 // tensormap_replace_forms0: the opcode of each form, in the order of tensormap_replace_forms0_table, as
-// two pieces (their numbers in tensormap_replace_forms0_opcode_pieces), and the asm statement of
-// tensormap_asm0 it takes.
-inline constexpr const char* tensormap_replace_forms0_opcode_pieces[] = {
-    "", "tensormap.replace.tile.global_address", ".b1024.b64", ".global.b1024.b64",
-    ".shared::cta.b1024.b64", "tensormap.replace.tile.rank", ".b1024.b32", ".global.b1024.b32",
-    ".shared::cta.b1024.b32",
-};
-inline constexpr unsigned char tensormap_replace_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 6, 5, 7, 5, 8,
-};
-inline constexpr unsigned short tensormap_replace_forms0_statement[] = {
-    0, 0, 1, 2, 2, 3,
-};
+// two pieces (NUL-terminated texts in tensormap_replace_forms0_opcode_pieces, at the offsets in
+// tensormap_replace_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tensormap_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tensormap_replace_forms0_opcode_pieces[] =
+    "\000tensormap.replace.tile."
+    "global_address\000.b1024.b6"
+    "4\000.global.b1024.b64\000.sha"
+    "red::cta.b1024.b64\000tenso"
+    "rmap.replace.tile.rank\000."
+    "b1024.b32\000.global.b1024."
+    "b32\000.shared::cta.b1024.b"
+    "32\000";
+inline constexpr char tensormap_replace_forms0_opcode[] =
+    "\001'\0012\001D[w[\202[\224";
+inline constexpr char tensormap_replace_forms0_statement[] =
+    "\000\000\001\002\002\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm0<tensormap_replace_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_forms0_opcode_pieces, tensormap_replace_forms0_opcode, PtxgenF>, detail::no_text>(addr, new_val);
+    tensormap_asm0<detail::packed_at<1>(tensormap_replace_forms0_statement, PtxgenF), detail::opcode_text<tensormap_replace_forms0_opcode_pieces, tensormap_replace_forms0_opcode, 1, PtxgenF>, detail::no_text>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_replace_dim_forms0: the opcode of each form, in the order of tensormap_replace_dim_forms0_table, as
-// two pieces (their numbers in tensormap_replace_dim_forms0_opcode_pieces), and the asm statement of
-// tensormap_asm0 it takes.
-inline constexpr const char* tensormap_replace_dim_forms0_opcode_pieces[] = {
-    "", "tensormap.replace.tile.box_dim", ".b1024.b32", ".global.b1024.b32",
-    ".shared::cta.b1024.b32", "tensormap.replace.tile.global_dim", "tensormap.replace.tile.global_stride", ".b1024.b64",
-    ".global.b1024.b64", ".shared::cta.b1024.b64", "tensormap.replace.tile.element_stride",
-};
-inline constexpr unsigned char tensormap_replace_dim_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 7, 6, 8,
-    6, 9, 10, 2, 10, 3, 10, 4,
-};
-inline constexpr const char* tensormap_replace_dim_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tensormap_replace_dim_forms0_statement[] = {
-    2, 2, 3, 2, 2, 3, 0, 0, 1, 2, 2, 3,
-};
+// two pieces (NUL-terminated texts in tensormap_replace_dim_forms0_opcode_pieces, at the offsets in
+// tensormap_replace_dim_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tensormap_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tensormap_replace_dim_forms0_opcode_pieces[] =
+    "\000tensormap.replace.tile."
+    "box_dim\000.b1024.b32\000.glob"
+    "al.b1024.b32\000.shared::ct"
+    "a.b1024.b32\000tensormap.re"
+    "place.tile.global_dim\000te"
+    "nsormap.replace.tile.glo"
+    "bal_stride\000.b1024.b64\000.g"
+    "lobal.b1024.b64\000.shared:"
+    ":cta.b1024.b64\000tensormap"
+    ".replace.tile.element_st"
+    "ride\000";
+inline constexpr char tensormap_replace_dim_forms0_opcode[] =
+    "\001 \001+\001=T T+T=v\233v\246v\270\317 \317+\317=";
+inline constexpr char tensormap_replace_dim_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char tensormap_replace_dim_forms0_statement[] =
+    "\002\002\003\002\002\003\000\000\001\002\002\003";
 
 template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm0<tensormap_replace_dim_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_dim_forms0_opcode_pieces, tensormap_replace_dim_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_dim_forms0_immediates, 0, PtxgenOrd>>(addr, new_val);
+    tensormap_asm0<detail::packed_at<1>(tensormap_replace_dim_forms0_statement, PtxgenF), detail::opcode_text<tensormap_replace_dim_forms0_opcode_pieces, tensormap_replace_dim_forms0_opcode, 1, PtxgenF>, detail::immediate_text<tensormap_replace_dim_forms0_immediates, 0, PtxgenOrd>>(addr, new_val);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_replace_code_forms0: the opcode of each form, in the order of tensormap_replace_code_forms0_table, as
-// two pieces (their numbers in tensormap_replace_code_forms0_opcode_pieces), and the asm statement of
-// tensormap_asm1 it takes.
-inline constexpr const char* tensormap_replace_code_forms0_opcode_pieces[] = {
-    "", "tensormap.replace.tile.elemtype", ".b1024.b32", ".global.b1024.b32",
-    ".shared::cta.b1024.b32", "tensormap.replace.tile.interleave_layout", "tensormap.replace.tile.swizzle_mode", "tensormap.replace.tile.swizzle_atomicity",
-    "tensormap.replace.tile.fill_mode",
-};
-inline constexpr unsigned char tensormap_replace_code_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4,
-};
-inline constexpr const char* tensormap_replace_code_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tensormap_replace_code_forms0_statement[] = {
-    0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1,
-};
+// two pieces (NUL-terminated texts in tensormap_replace_code_forms0_opcode_pieces, at the offsets in
+// tensormap_replace_code_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tensormap_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tensormap_replace_code_forms0_opcode_pieces[] =
+    "\000tensormap.replace.tile."
+    "elemtype\000.b1024.b32\000.glo"
+    "bal.b1024.b32\000.shared::c"
+    "ta.b1024.b32\000tensormap.r"
+    "eplace.tile.interleave_l"
+    "ayout\000tensormap.replace."
+    "tile.swizzle_mode\000tensor"
+    "map.replace.tile.swizzle"
+    "_atomicity\000tensormap.rep"
+    "lace.tile.fill_mode\000";
+inline constexpr char tensormap_replace_code_forms0_opcode[] =
+    "\001!\001,\001>U!U,U>~!~,~>\242!\242,\242>"
+    "\313!\313,\313>";
+inline constexpr char tensormap_replace_code_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char tensormap_replace_code_forms0_statement[] =
+    "\000\000\001\000\000\001\000\000\001\000\000\001\000\000\001";
 
 template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm1<tensormap_replace_code_forms0_statement[PtxgenF], detail::opcode_text<tensormap_replace_code_forms0_opcode_pieces, tensormap_replace_code_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_replace_code_forms0_immediates, 0, PtxgenNewValImm>>(addr);
+    tensormap_asm1<detail::packed_at<1>(tensormap_replace_code_forms0_statement, PtxgenF), detail::opcode_text<tensormap_replace_code_forms0_opcode_pieces, tensormap_replace_code_forms0_opcode, 1, PtxgenF>, detail::immediate_text<tensormap_replace_code_forms0_immediates, 0, PtxgenNewValImm>>(addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, as
-// two pieces (their numbers in tensormap_cp_fenceproxy_forms0_opcode_pieces), and the asm statement of
-// tensormap_asm2 it takes.
-inline constexpr const char* tensormap_cp_fenceproxy_forms0_opcode_pieces[] = {
-    "", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release", ".cta.sync.aligned", ".cluster.sync.aligned",
-    ".gpu.sync.aligned", ".sys.sync.aligned",
-};
-inline constexpr unsigned char tensormap_cp_fenceproxy_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5,
-};
-inline constexpr const char* tensormap_cp_fenceproxy_forms0_immediates[] = {
-    ", %0",
-};
-inline constexpr unsigned short tensormap_cp_fenceproxy_forms0_statement[] = {
-    0, 0, 0, 0,
-};
+// two pieces (NUL-terminated texts in tensormap_cp_fenceproxy_forms0_opcode_pieces, at the offsets in
+// tensormap_cp_fenceproxy_forms0_opcode, 1 byte(s) each), and the asm statement of
+// tensormap_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char tensormap_cp_fenceproxy_forms0_opcode_pieces[] =
+    "\000tensormap.cp_fenceproxy"
+    ".global.shared::cta.tens"
+    "ormap::generic.release\000."
+    "cta.sync.aligned\000.cluste"
+    "r.sync.aligned\000.gpu.sync"
+    ".aligned\000.sys.sync.align"
+    "ed\000";
+inline constexpr char tensormap_cp_fenceproxy_forms0_opcode[] =
+    "\001G\001Y\001o\001\201";
+inline constexpr char tensormap_cp_fenceproxy_forms0_immediates[] =
+    ", %0\000";
+inline constexpr char tensormap_cp_fenceproxy_forms0_statement[] =
+    "\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    tensormap_asm2<tensormap_cp_fenceproxy_forms0_statement[PtxgenF], detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode_pieces, tensormap_cp_fenceproxy_forms0_opcode, PtxgenF>, detail::immediate_text<tensormap_cp_fenceproxy_forms0_immediates, 0, PtxgenSize>>(dst, src);
+    tensormap_asm2<detail::packed_at<1>(tensormap_cp_fenceproxy_forms0_statement, PtxgenF), detail::opcode_text<tensormap_cp_fenceproxy_forms0_opcode_pieces, tensormap_cp_fenceproxy_forms0_opcode, 1, PtxgenF>, detail::immediate_text<tensormap_cp_fenceproxy_forms0_immediates, 0, PtxgenSize>>(dst, src);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -99,357 +99,30 @@ enum class tensormap_cp_fenceproxy_sync_aligned : int {
 
 
 namespace detail {
-// The host pass (cudafe++ and the host compiler, which never run device code) sees
-// one declaration per wrapper name and operand count, below; the device passes see
-// the wrappers. PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to the host too.
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3();
-
-PTXGEN_PTX_CONSTEXPR tensormap_replace_type tensormap_replace_derive_type([[maybe_unused]] tensormap_replace_field field) {
-    if ((field == tensormap_replace_field::global_address)) return tensormap_replace_type::b64;
-    if ((field == tensormap_replace_field::rank)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::box_dim)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::global_dim)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::global_stride)) return tensormap_replace_type::b64;
-    if ((field == tensormap_replace_field::element_stride)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::elemtype)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::interleave_layout)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::swizzle_mode)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::swizzle_atomicity)) return tensormap_replace_type::b32;
-    if ((field == tensormap_replace_field::fill_mode)) return tensormap_replace_type::b32;
-    return tensormap_replace_type{};
-}
-
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_addr([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type) {
-    if ((space == tensormap_replace_space::shared_cta)) {
-        return 8;
-    }
-    return 6;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type) {
-    if ((type == tensormap_replace_type::b32)) {
-        return 0;
-    }
-    if ((type == tensormap_replace_type::b64)) {
-        return 2;
-    }
-    return -1;
-}
-
-// What only the checks use: in the device passes whose target may have a form.
-#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
-
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
-    return v >= 0 && v <= 4;
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
-    if ((field == tensormap_replace_field::elemtype)) {
-        return v >= 0 && v <= 12;
-    }
-    if ((field == tensormap_replace_field::interleave_layout)) {
-        return v >= 0 && v <= 2;
-    }
-    if ((field == tensormap_replace_field::swizzle_mode)) {
-        return v >= 0 && v <= 3;
-    }
-    if ((field == tensormap_replace_field::swizzle_atomicity)) {
-        return v >= 0 && v <= 3;
-    }
-    if ((field == tensormap_replace_field::fill_mode)) {
-        return v >= 0 && v <= 1;
-    }
-    return false;
-}
-
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_gate_of_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, int v) {
-    if ((field == tensormap_replace_field::elemtype)) { if (v >= 13 && v <= 15) return 1; }
-    if ((field == tensormap_replace_field::swizzle_mode)) { if (v == 4) return 2; }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tensormap_cp_fenceproxy_spaces spaces, [[maybe_unused]] tensormap_cp_fenceproxy_proxy proxy, [[maybe_unused]] tensormap_cp_fenceproxy_sem sem, [[maybe_unused]] tensormap_cp_fenceproxy_scope scope, [[maybe_unused]] tensormap_cp_fenceproxy_sync_aligned sync_aligned, long long v) {
-    return v == 128;
-    return false;
-}
-#endif
 #endif
 
 }  // namespace detail
 
-#if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 6 forms of tensormap_replace: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct tensormap_replace_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 768, 1024, 1280,
-    };
-    static constexpr gate gates[] = {
-        {0x1b6db680ull, 0, 83},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-    };
-};
-// Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val);
-
-}  // namespace detail
-#endif
-
-/**
- * `tensormap.replace`: replace one field of a tensor map (CUtensorMap) in memory (spec: spec/instructions/tensormap.yaml).
- *
- * Fixed by this wrapper: mode = tile, size = b1024.
- * Template parameters:
- *   PtxgenField: field (global_address, rank, box_dim, global_dim, global_stride, element_stride, elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode). the field of the tensor map that is replaced
- *   PtxgenSpace: space (none, global, shared::cta). state space of addr (generic when left out)
- * Operands:
- *   addr: the tensor map (a 32-bit .shared::cta address, or a global / generic address)
- *   new_val: the new value of the field
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none>
-PTXGEN_PTX_DEVICE void tensormap_replace(
-    detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> addr,
-    detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tensormap_replace_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
-                  "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
-    static_assert((!((PtxgenField != tensormap_replace_field::global_address && PtxgenField != tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b32))),
-                  "ptxgen: tensormap.replace: every field but .global_address and .global_stride takes a .b32 value");
-    static_assert(!((PtxgenField == tensormap_replace_field::box_dim || PtxgenField == tensormap_replace_field::global_dim || PtxgenField == tensormap_replace_field::global_stride || PtxgenField == tensormap_replace_field::element_stride)),
-                  "ptxgen: tensormap.replace: operand ord is required when field = {box_dim, element_stride, global_dim, global_stride}");
-    static_assert((PtxgenField != tensormap_replace_field::elemtype && PtxgenField != tensormap_replace_field::interleave_layout && PtxgenField != tensormap_replace_field::swizzle_mode && PtxgenField != tensormap_replace_field::swizzle_atomicity && PtxgenField != tensormap_replace_field::fill_mode),
-                  "ptxgen: tensormap.replace: operand new_val is only allowed when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
-    static_assert(!((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode)),
-                  "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::tensormap_replace_forms0<ptxgen_f::index>(addr, new_val);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 12 forms of tensormap_replace_dim: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct tensormap_replace_dim_forms0_table {
-    static constexpr long long table[] = {
-        1536, 1792, 2048, 2304, 2560, 2816, 3072, 3328,
-        3584, 3840, 4096, 4352,
-    };
-    static constexpr gate gates[] = {
-        {0x1b6db680ull, 0, 83},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-    };
-};
-// Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, long long PtxgenOrd, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_val);
-
-}  // namespace detail
-#endif
-
-/**
- * `tensormap.replace`: replace one field of a tensor map (CUtensorMap) in memory (spec: spec/instructions/tensormap.yaml).
- *
- * Fixed by this wrapper: mode = tile, size = b1024.
- * Template parameters:
- *   PtxgenField: field (global_address, rank, box_dim, global_dim, global_stride, element_stride, elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode). the field of the tensor map that is replaced
- *   PtxgenSpace: space (none, global, shared::cta). state space of addr (generic when left out)
- * Operands:
- *   addr: the tensor map (a 32-bit .shared::cta address, or a global / generic address)
- *   ord: the ordinal of the dimension whose value is replaced
- *   new_val: the new value of the field
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, long long PtxgenOrd>
-PTXGEN_PTX_DEVICE void tensormap_replace_dim(
-    detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> addr,
-    imm_t<PtxgenOrd> ord,
-    detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> new_val
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tensormap_replace_dim_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b64))),
-                  "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
-    static_assert((!((PtxgenField != tensormap_replace_field::global_address && PtxgenField != tensormap_replace_field::global_stride))) || (((detail::tensormap_replace_derive_type(PtxgenField) == tensormap_replace_type::b32))),
-                  "ptxgen: tensormap.replace: every field but .global_address and .global_stride takes a .b32 value");
-    static_assert((PtxgenField == tensormap_replace_field::box_dim || PtxgenField == tensormap_replace_field::global_dim || PtxgenField == tensormap_replace_field::global_stride || PtxgenField == tensormap_replace_field::element_stride),
-                  "ptxgen: tensormap.replace: operand ord is only allowed when field = {box_dim, element_stride, global_dim, global_stride}");
-    static_assert((PtxgenField != tensormap_replace_field::elemtype && PtxgenField != tensormap_replace_field::interleave_layout && PtxgenField != tensormap_replace_field::swizzle_mode && PtxgenField != tensormap_replace_field::swizzle_atomicity && PtxgenField != tensormap_replace_field::fill_mode),
-                  "ptxgen: tensormap.replace: operand new_val is only allowed when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
-    static_assert(!((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode)),
-                  "ptxgen: tensormap.replace: operand new_val_imm is required when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    static_assert(detail::tensormap_replace_ok_ord(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenOrd),
-                  "ptxgen: tensormap.replace: immediate ord is out of range for this form");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::tensormap_replace_dim_forms0<ptxgen_f::index, PtxgenOrd>(addr, new_val);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 15 forms of tensormap_replace_code: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct tensormap_replace_code_forms0_table {
-    static constexpr long long table[] = {
-        4608, 4864, 5120, 5376, 5632, 5888, 6144, 6400,
-        6656, 6913, 7169, 7425, 7680, 7936, 8192,
-    };
-    static constexpr gate gates[] = {
-        {0x1b6db680ull, 0, 83},
-        {0x1b6db600ull, 0, 86},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3,
-        &ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
-    };
-};
-// Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, long long PtxgenNewValImm, class PtxgenA0>
-PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr);
-
-}  // namespace detail
-#endif
-
-/**
- * `tensormap.replace`: replace one field of a tensor map (CUtensorMap) in memory (spec: spec/instructions/tensormap.yaml).
- *
- * Fixed by this wrapper: mode = tile, size = b1024, type = b32.
- * Template parameters:
- *   PtxgenField: field (global_address, rank, box_dim, global_dim, global_stride, element_stride, elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode). the field of the tensor map that is replaced
- *   PtxgenSpace: space (none, global, shared::cta). state space of addr (generic when left out)
- * Operands:
- *   addr: the tensor map (a 32-bit .shared::cta address, or a global / generic address)
- *   new_val_imm: the new enumerator code of the field (an immediate)
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <tensormap_replace_field PtxgenField, tensormap_replace_space PtxgenSpace = tensormap_replace_space::none, long long PtxgenNewValImm>
-PTXGEN_PTX_DEVICE void tensormap_replace_code(
-    detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField))> addr,
-    imm_t<PtxgenNewValImm> new_val_imm
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tensormap_replace_code_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenField)), 3, static_cast<long long>(PtxgenSpace))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenField == tensormap_replace_field::global_address || PtxgenField == tensormap_replace_field::global_stride))),
-                  "ptxgen: tensormap.replace: .global_address and .global_stride take a .b64 value");
-    static_assert(!((PtxgenField == tensormap_replace_field::box_dim || PtxgenField == tensormap_replace_field::global_dim || PtxgenField == tensormap_replace_field::global_stride || PtxgenField == tensormap_replace_field::element_stride)),
-                  "ptxgen: tensormap.replace: operand ord is required when field = {box_dim, element_stride, global_dim, global_stride}");
-    static_assert(!((PtxgenField != tensormap_replace_field::elemtype && PtxgenField != tensormap_replace_field::interleave_layout && PtxgenField != tensormap_replace_field::swizzle_mode && PtxgenField != tensormap_replace_field::swizzle_atomicity && PtxgenField != tensormap_replace_field::fill_mode)),
-                  "ptxgen: tensormap.replace: operand new_val is required when field = {box_dim, element_stride, global_address, global_dim, global_stride, rank}");
-    static_assert((PtxgenField == tensormap_replace_field::elemtype || PtxgenField == tensormap_replace_field::interleave_layout || PtxgenField == tensormap_replace_field::swizzle_mode || PtxgenField == tensormap_replace_field::swizzle_atomicity || PtxgenField == tensormap_replace_field::fill_mode),
-                  "ptxgen: tensormap.replace: operand new_val_imm is only allowed when field = {elemtype, fill_mode, interleave_layout, swizzle_atomicity, swizzle_mode}");
-    static_assert(detail::tensormap_replace_ok_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) || detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 0,
-                  "ptxgen: tensormap.replace: immediate new_val_imm is out of range for this form");
-    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 1 || !((ptxgen_f::cls == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_f::cls == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x1b6db600ull, 0, 87),
-                  "ptxgen: tensormap.replace: immediate new_val_imm 13-15 when field = elemtype is only allowed on sm_100f, sm_101f, sm_120f from PTX ISA 8.7 [elemtype-13] (ptxgen support OPCODE)");
-    static_assert(detail::tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode::tile, PtxgenField, PtxgenSpace, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(PtxgenField), PtxgenNewValImm) != 2 || !((ptxgen_f::cls == 0 && detail::supported(0x1b6db680ull, 0, 83)) || (ptxgen_f::cls == 1 && detail::supported(0x1b6db600ull, 0, 86))) || detail::supported(0x48000ull, 0, 88),
-                  "ptxgen: tensormap.replace: immediate new_val_imm 4 when field = swizzle_mode is only allowed on sm_103a, sm_107a from PTX ISA 8.8 [swizzle-mode-4] (ptxgen support OPCODE)");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: tensormap.replace: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::tensormap_replace_code_forms0<ptxgen_f::index, PtxgenNewValImm>(addr);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
-
-#if defined(__CUDA_ARCH__)
-namespace detail {
-
-// The 4 forms of tensormap_cp_fenceproxy: form number * 256 + support class, by
-// number; the support classes (targets, __CUDA_ARCH__ from which, PTX ISA version) and the
-// refusal of each where the target lacks it.
-struct tensormap_cp_fenceproxy_forms0_table {
-    static constexpr long long table[] = {
-        0, 256, 512, 768,
-    };
-    static constexpr gate gates[] = {
-        {0x1fffffc0ull, 900, 83},
-    };
-    static constexpr void (*const errors[])() = {
-        &ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
-    };
-};
-// Their asm statements, by position in that table (tensormap.forms.hpp).
-template <long long PtxgenF, long long PtxgenSize, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy_forms0(PtxgenA0 dst, PtxgenA1 src);
-
-}  // namespace detail
-#endif
-
-/**
- * `tensormap.cp_fenceproxy`: copy a tensor map from shared::cta to global memory and release it to the tensormap proxy (spec: spec/instructions/tensormap.yaml).
- *
- * Fixed by this wrapper: spaces = global.shared::cta, proxy = tensormap::generic, sem = release, sync_aligned = sync.aligned.
- * Template parameters:
- *   PtxgenScope: scope (cta, cluster, gpu, sys). the scope of the release
- * Operands:
- *   dst: the tensor map in global memory (a 64-byte-aligned CUtensorMap)
- *   src: the new tensor map in shared::cta memory (32-bit shared address; ptxas accepts a 64-bit register too)
- *   size: the size of the tensor map in bytes, always 128
- * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
- */
-template <tensormap_cp_fenceproxy_scope PtxgenScope, long long PtxgenSize>
-PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(
-    void* dst,
-    ::ptxgen::ptx::shared_address src,
-    imm_t<PtxgenSize> size
-) {
-#if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tensormap_cp_fenceproxy_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenScope))>;
-#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert(detail::tensormap_cp_fenceproxy_ok_size(tensormap_cp_fenceproxy_spaces::global_shared_cta, tensormap_cp_fenceproxy_proxy::tensormap_generic, tensormap_cp_fenceproxy_sem::release, PtxgenScope, tensormap_cp_fenceproxy_sync_aligned::sync_aligned, PtxgenSize),
-                  "ptxgen: tensormap.cp_fenceproxy: immediate size is out of range for this form");
-    static_assert(ptxgen_f::cls >= 0,
-                  "ptxgen: tensormap.cp_fenceproxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
-#endif
-    if constexpr (ptxgen_f::ok) {
-        detail::tensormap_cp_fenceproxy_forms0<ptxgen_f::index, PtxgenSize>(dst, src);
-    } else {
-        ptxgen_f::refuse();
-    }
-#endif
-}
+// The host pass (cudafe++ and the host compiler, which never run device code) and the
+// device passes whose target has no form of this file see one declaration per wrapper
+// name and operand count; the other device passes see the wrappers (tensormap.device.hpp).
+// PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
+#if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
+#if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_dim(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
 #else
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { }
@@ -460,8 +133,14 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { }
 #endif
+#endif
 
 }  // namespace ptxgen::ptx
+
+// The wrappers and their checks: only in the device passes whose target may have a form.
+#if (defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
+#include "tensormap.device.hpp"
+#endif
 
 // The asm statements of the forms: only in device passes whose target may have one.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)

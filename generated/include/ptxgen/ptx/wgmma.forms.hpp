@@ -335,712 +335,1270 @@ PTXGEN_PTX_DEVICE void wgmma_asm3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 
 }
 
 // wgmma_mma_async_forms0: the opcode of each form, in the order of wgmma_mma_async_forms0_table, as
-// two pieces (their numbers in wgmma_mma_async_forms0_opcode_pieces), and the asm statement of
-// wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms0_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k16.f16.f16.f16", "k16.f32.f16.f16",
-    "k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16", "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32",
-    "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64",
-    "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96",
-    "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128",
-    "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160",
-    "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192",
-    "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224",
-    "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
-    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
-    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
-    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
-    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
-    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
-    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
-    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
-    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
-};
-inline constexpr const char* wgmma_mma_async_forms0_immediates[] = {
-    ", %0, %1, %2, %3",
-};
-inline constexpr unsigned short wgmma_mma_async_forms0_statement[] = {
-    0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 13, 13, 14, 15, 15, 16, 17, 17, 18, 19, 19, 20, 21,
-    21, 22, 23, 23, 24, 25, 25, 26, 27, 27, 28, 29, 29, 30, 31, 31, 32, 33, 33, 34, 35, 35, 36, 37, 37, 38, 39, 39, 40, 41, 41, 42,
-    43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms0_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms0_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms0_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k16.f16.f16."
+    "f16\000k16.f32.f16.f16\000k16."
+    "f32.bf16.bf16\000wgmma.mma_"
+    "async.sync.aligned.m64n1"
+    "6\000wgmma.mma_async.sync.a"
+    "ligned.m64n24\000wgmma.mma_"
+    "async.sync.aligned.m64n3"
+    "2\000wgmma.mma_async.sync.a"
+    "ligned.m64n40\000wgmma.mma_"
+    "async.sync.aligned.m64n4"
+    "8\000wgmma.mma_async.sync.a"
+    "ligned.m64n56\000wgmma.mma_"
+    "async.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sync.a"
+    "ligned.m64n72\000wgmma.mma_"
+    "async.sync.aligned.m64n8"
+    "0\000wgmma.mma_async.sync.a"
+    "ligned.m64n88\000wgmma.mma_"
+    "async.sync.aligned.m64n9"
+    "6\000wgmma.mma_async.sync.a"
+    "ligned.m64n104\000wgmma.mma"
+    "_async.sync.aligned.m64n"
+    "112\000wgmma.mma_async.sync"
+    ".aligned.m64n120\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n128\000wgmma.mma_async.sy"
+    "nc.aligned.m64n136\000wgmma"
+    ".mma_async.sync.aligned."
+    "m64n144\000wgmma.mma_async."
+    "sync.aligned.m64n152\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n160\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n168\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n176\000wgmma.mma_as"
+    "ync.sync.aligned.m64n184"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sync.aligned.m64n2"
+    "00\000wgmma.mma_async.sync."
+    "aligned.m64n208\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n216\000wgmma.mma_async.syn"
+    "c.aligned.m64n224\000wgmma."
+    "mma_async.sync.aligned.m"
+    "64n232\000wgmma.mma_async.s"
+    "ync.aligned.m64n240\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n248\000wgmma.mma_async"
+    ".sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms0_opcode[] =
+    "\001\000$\000\001\0004\000\001\000D\000V\000$\000V\0004\000V\000D\000"
+    "z\000$\000z\0004\000z\000D\000\236\000$\000\236\0004\000\236\000D\000"
+    "\302\000$\000\302\0004\000\302\000D\000\346\000$\000\346\0004\000\346\000D\000"
+    "\012\001$\000\012\0014\000\012\001D\000.\001$\000.\0014\000.\001D\000"
+    "R\001$\000R\0014\000R\001D\000v\001$\000v\0014\000v\001D\000"
+    "\232\001$\000\232\0014\000\232\001D\000\276\001$\000\276\0014\000\276\001D\000"
+    "\342\001$\000\342\0014\000\342\001D\000\007\002$\000\007\0024\000\007\002D\000"
+    ",\002$\000,\0024\000,\002D\000Q\002$\000Q\0024\000Q\002D\000"
+    "v\002$\000v\0024\000v\002D\000\233\002$\000\233\0024\000\233\002D\000"
+    "\300\002$\000\300\0024\000\300\002D\000\345\002$\000\345\0024\000\345\002D\000"
+    "\012\003$\000\012\0034\000\012\003D\000/\003$\000/\0034\000/\003D\000"
+    "T\003$\000T\0034\000T\003D\000y\003$\000y\0034\000y\003D\000"
+    "\236\003$\000\236\0034\000\236\003D\000\303\003$\000\303\0034\000\303\003D\000"
+    "\350\003$\000\350\0034\000\350\003D\000\015\004$\000\015\0044\000\015\004D\000"
+    "2\004$\0002\0044\0002\004D\000W\004$\000W\0044\000W\004D\000"
+    "|\004$\000|\0044\000|\004D\000\241\004$\000\241\0044\000\241\004D\000";
+inline constexpr char wgmma_mma_async_forms0_immediates[] =
+    ", %0, %1, %2, %3\000";
+inline constexpr char wgmma_mma_async_forms0_statement[] =
+    "\000\001\001\002\003\003\004\005\005\006\007\007\010\011\011\012\013\013\014\015\015\016\017\017"
+    "\020\021\021\022\023\023\024\025\025\026\027\027\030\031\031\032\033\033\034\035\035\036\037\037"
+    " !!\"##$%%&''())*++,--.//"
+    "011233455677899:;;<==>\?\?";
 
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms0_opcode_pieces, wgmma_mma_async_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms0_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<detail::packed_at<1>(wgmma_mma_async_forms0_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms0_opcode_pieces, wgmma_mma_async_forms0_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms0_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_forms1: the opcode of each form, in the order of wgmma_mma_async_forms1_table, as
-// two pieces (their numbers in wgmma_mma_async_forms1_opcode_pieces), and the asm statement of
-// wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms1_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k16.f16.f16.f16", "k16.f32.f16.f16",
-    "k16.f32.bf16.bf16", "wgmma.mma_async.sync.aligned.m64n16", "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32",
-    "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64",
-    "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96",
-    "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128",
-    "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160",
-    "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192",
-    "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224",
-    "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
-    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
-    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
-    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
-    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
-    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
-    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
-    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
-    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
-};
-inline constexpr const char* wgmma_mma_async_forms1_immediates[] = {
-    ", %0, %1, %2",
-};
-inline constexpr unsigned short wgmma_mma_async_forms1_statement[] = {
-    0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 13, 13, 14, 15, 15, 16, 17, 17, 18, 19, 19, 20, 21,
-    21, 22, 23, 23, 24, 25, 25, 26, 27, 27, 28, 29, 29, 30, 31, 31, 32, 33, 33, 34, 35, 35, 36, 37, 37, 38, 39, 39, 40, 41, 41, 42,
-    43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms1_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms1_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms1_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k16.f16.f16."
+    "f16\000k16.f32.f16.f16\000k16."
+    "f32.bf16.bf16\000wgmma.mma_"
+    "async.sync.aligned.m64n1"
+    "6\000wgmma.mma_async.sync.a"
+    "ligned.m64n24\000wgmma.mma_"
+    "async.sync.aligned.m64n3"
+    "2\000wgmma.mma_async.sync.a"
+    "ligned.m64n40\000wgmma.mma_"
+    "async.sync.aligned.m64n4"
+    "8\000wgmma.mma_async.sync.a"
+    "ligned.m64n56\000wgmma.mma_"
+    "async.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sync.a"
+    "ligned.m64n72\000wgmma.mma_"
+    "async.sync.aligned.m64n8"
+    "0\000wgmma.mma_async.sync.a"
+    "ligned.m64n88\000wgmma.mma_"
+    "async.sync.aligned.m64n9"
+    "6\000wgmma.mma_async.sync.a"
+    "ligned.m64n104\000wgmma.mma"
+    "_async.sync.aligned.m64n"
+    "112\000wgmma.mma_async.sync"
+    ".aligned.m64n120\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n128\000wgmma.mma_async.sy"
+    "nc.aligned.m64n136\000wgmma"
+    ".mma_async.sync.aligned."
+    "m64n144\000wgmma.mma_async."
+    "sync.aligned.m64n152\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n160\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n168\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n176\000wgmma.mma_as"
+    "ync.sync.aligned.m64n184"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sync.aligned.m64n2"
+    "00\000wgmma.mma_async.sync."
+    "aligned.m64n208\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n216\000wgmma.mma_async.syn"
+    "c.aligned.m64n224\000wgmma."
+    "mma_async.sync.aligned.m"
+    "64n232\000wgmma.mma_async.s"
+    "ync.aligned.m64n240\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n248\000wgmma.mma_async"
+    ".sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms1_opcode[] =
+    "\001\000$\000\001\0004\000\001\000D\000V\000$\000V\0004\000V\000D\000"
+    "z\000$\000z\0004\000z\000D\000\236\000$\000\236\0004\000\236\000D\000"
+    "\302\000$\000\302\0004\000\302\000D\000\346\000$\000\346\0004\000\346\000D\000"
+    "\012\001$\000\012\0014\000\012\001D\000.\001$\000.\0014\000.\001D\000"
+    "R\001$\000R\0014\000R\001D\000v\001$\000v\0014\000v\001D\000"
+    "\232\001$\000\232\0014\000\232\001D\000\276\001$\000\276\0014\000\276\001D\000"
+    "\342\001$\000\342\0014\000\342\001D\000\007\002$\000\007\0024\000\007\002D\000"
+    ",\002$\000,\0024\000,\002D\000Q\002$\000Q\0024\000Q\002D\000"
+    "v\002$\000v\0024\000v\002D\000\233\002$\000\233\0024\000\233\002D\000"
+    "\300\002$\000\300\0024\000\300\002D\000\345\002$\000\345\0024\000\345\002D\000"
+    "\012\003$\000\012\0034\000\012\003D\000/\003$\000/\0034\000/\003D\000"
+    "T\003$\000T\0034\000T\003D\000y\003$\000y\0034\000y\003D\000"
+    "\236\003$\000\236\0034\000\236\003D\000\303\003$\000\303\0034\000\303\003D\000"
+    "\350\003$\000\350\0034\000\350\003D\000\015\004$\000\015\0044\000\015\004D\000"
+    "2\004$\0002\0044\0002\004D\000W\004$\000W\0044\000W\004D\000"
+    "|\004$\000|\0044\000|\004D\000\241\004$\000\241\0044\000\241\004D\000";
+inline constexpr char wgmma_mma_async_forms1_immediates[] =
+    ", %0, %1, %2\000";
+inline constexpr char wgmma_mma_async_forms1_statement[] =
+    "\000\001\001\002\003\003\004\005\005\006\007\007\010\011\011\012\013\013\014\015\015\016\017\017"
+    "\020\021\021\022\023\023\024\025\025\026\027\027\030\031\031\032\033\033\034\035\035\036\037\037"
+    " !!\"##$%%&''())*++,--.//"
+    "011233455677899:;;<==>\?\?";
 
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms1_opcode_pieces, wgmma_mma_async_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms1_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<detail::packed_at<1>(wgmma_mma_async_forms1_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms1_opcode_pieces, wgmma_mma_async_forms1_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms1_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_forms2: the opcode of each form, in the order of wgmma_mma_async_forms2_table, as
-// two pieces (their numbers in wgmma_mma_async_forms2_opcode_pieces), and the asm statement of
-// wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms2_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.f16.e4m3.e4m3", "k32.f16.e4m3.e5m2",
-    "k32.f16.e5m2.e4m3", "k32.f16.e5m2.e5m2", "k8.f32.tf32.tf32", "k32.f32.e4m3.e4m3",
-    "k32.f32.e4m3.e5m2", "k32.f32.e5m2.e4m3", "k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16",
-    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48",
-    "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64", "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80",
-    "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112",
-    "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128", "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144",
-    "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176",
-    "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192", "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208",
-    "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240",
-    "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms2_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
-    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
-    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
-    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
-    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
-    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
-    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
-    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
-    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
-    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
-    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
-    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
-    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
-    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
-    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
-    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
-};
-inline constexpr const char* wgmma_mma_async_forms2_immediates[] = {
-    ", %0, %1",
-};
-inline constexpr unsigned short wgmma_mma_async_forms2_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 6, 6, 6, 6, 7,
-    7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 13, 13, 14,
-    14, 14, 14, 15, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21,
-    21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25, 25, 25, 26, 26, 26, 26, 27, 27, 27, 27, 27, 28, 28,
-    28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 31, 32, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35, 35,
-    35, 35, 36, 36, 36, 36, 37, 37, 37, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39, 39, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42,
-    42, 43, 43, 43, 43, 43, 44, 44, 44, 44, 45, 45, 45, 45, 45, 46, 46, 46, 46, 47, 47, 47, 47, 47, 48, 48, 48, 48, 49, 49, 49, 49,
-    49, 50, 50, 50, 50, 51, 51, 51, 51, 51, 52, 52, 52, 52, 53, 53, 53, 53, 53, 54, 54, 54, 54, 55, 55, 55, 55, 55, 56, 56, 56, 56,
-    57, 57, 57, 57, 57, 58, 58, 58, 58, 59, 59, 59, 59, 59, 60, 60, 60, 60, 61, 61, 61, 61, 61, 62, 62, 62, 62, 63, 63, 63, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms2_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms2_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms2_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k32.f16.e4m3"
+    ".e4m3\000k32.f16.e4m3.e5m2\000"
+    "k32.f16.e5m2.e4m3\000k32.f1"
+    "6.e5m2.e5m2\000k8.f32.tf32."
+    "tf32\000k32.f32.e4m3.e4m3\000k"
+    "32.f32.e4m3.e5m2\000k32.f32"
+    ".e5m2.e4m3\000k32.f32.e5m2."
+    "e5m2\000wgmma.mma_async.syn"
+    "c.aligned.m64n16\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n24\000wgmma.mma_async.syn"
+    "c.aligned.m64n32\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n40\000wgmma.mma_async.syn"
+    "c.aligned.m64n48\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n56\000wgmma.mma_async.syn"
+    "c.aligned.m64n64\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n72\000wgmma.mma_async.syn"
+    "c.aligned.m64n80\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n88\000wgmma.mma_async.syn"
+    "c.aligned.m64n96\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n104\000wgmma.mma_async.sy"
+    "nc.aligned.m64n112\000wgmma"
+    ".mma_async.sync.aligned."
+    "m64n120\000wgmma.mma_async."
+    "sync.aligned.m64n128\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n136\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n144\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n152\000wgmma.mma_as"
+    "ync.sync.aligned.m64n160"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n168\000wgmma.mma_"
+    "async.sync.aligned.m64n1"
+    "76\000wgmma.mma_async.sync."
+    "aligned.m64n184\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n192\000wgmma.mma_async.syn"
+    "c.aligned.m64n200\000wgmma."
+    "mma_async.sync.aligned.m"
+    "64n208\000wgmma.mma_async.s"
+    "ync.aligned.m64n216\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n224\000wgmma.mma_async"
+    ".sync.aligned.m64n232\000wg"
+    "mma.mma_async.sync.align"
+    "ed.m64n240\000wgmma.mma_asy"
+    "nc.sync.aligned.m64n248\000"
+    "wgmma.mma_async.sync.ali"
+    "gned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms2_opcode[] =
+    "\001\000$\000\001\0006\000\001\000H\000\001\000Z\000\001\000l\000\001\000}\000"
+    "\001\000\217\000\001\000\241\000\001\000\263\000\305\000$\000\305\0006\000\305\000H\000"
+    "\305\000Z\000\305\000l\000\305\000}\000\305\000\217\000\305\000\241\000\305\000\263\000"
+    "\351\000$\000\351\0006\000\351\000H\000\351\000Z\000\351\000l\000\351\000}\000"
+    "\351\000\217\000\351\000\241\000\351\000\263\000\015\001$\000\015\0016\000\015\001H\000"
+    "\015\001Z\000\015\001l\000\015\001}\000\015\001\217\000\015\001\241\000\015\001\263\000"
+    "1\001$\0001\0016\0001\001H\0001\001Z\0001\001l\0001\001}\000"
+    "1\001\217\0001\001\241\0001\001\263\000U\001$\000U\0016\000U\001H\000"
+    "U\001Z\000U\001l\000U\001}\000U\001\217\000U\001\241\000U\001\263\000"
+    "y\001$\000y\0016\000y\001H\000y\001Z\000y\001l\000y\001}\000"
+    "y\001\217\000y\001\241\000y\001\263\000\235\001$\000\235\0016\000\235\001H\000"
+    "\235\001Z\000\235\001l\000\235\001}\000\235\001\217\000\235\001\241\000\235\001\263\000"
+    "\301\001$\000\301\0016\000\301\001H\000\301\001Z\000\301\001l\000\301\001}\000"
+    "\301\001\217\000\301\001\241\000\301\001\263\000\345\001$\000\345\0016\000\345\001H\000"
+    "\345\001Z\000\345\001l\000\345\001}\000\345\001\217\000\345\001\241\000\345\001\263\000"
+    "\011\002$\000\011\0026\000\011\002H\000\011\002Z\000\011\002l\000\011\002}\000"
+    "\011\002\217\000\011\002\241\000\011\002\263\000-\002$\000-\0026\000-\002H\000"
+    "-\002Z\000-\002l\000-\002}\000-\002\217\000-\002\241\000-\002\263\000"
+    "Q\002$\000Q\0026\000Q\002H\000Q\002Z\000Q\002l\000Q\002}\000"
+    "Q\002\217\000Q\002\241\000Q\002\263\000v\002$\000v\0026\000v\002H\000"
+    "v\002Z\000v\002l\000v\002}\000v\002\217\000v\002\241\000v\002\263\000"
+    "\233\002$\000\233\0026\000\233\002H\000\233\002Z\000\233\002l\000\233\002}\000"
+    "\233\002\217\000\233\002\241\000\233\002\263\000\300\002$\000\300\0026\000\300\002H\000"
+    "\300\002Z\000\300\002l\000\300\002}\000\300\002\217\000\300\002\241\000\300\002\263\000"
+    "\345\002$\000\345\0026\000\345\002H\000\345\002Z\000\345\002l\000\345\002}\000"
+    "\345\002\217\000\345\002\241\000\345\002\263\000\012\003$\000\012\0036\000\012\003H\000"
+    "\012\003Z\000\012\003l\000\012\003}\000\012\003\217\000\012\003\241\000\012\003\263\000"
+    "/\003$\000/\0036\000/\003H\000/\003Z\000/\003l\000/\003}\000"
+    "/\003\217\000/\003\241\000/\003\263\000T\003$\000T\0036\000T\003H\000"
+    "T\003Z\000T\003l\000T\003}\000T\003\217\000T\003\241\000T\003\263\000"
+    "y\003$\000y\0036\000y\003H\000y\003Z\000y\003l\000y\003}\000"
+    "y\003\217\000y\003\241\000y\003\263\000\236\003$\000\236\0036\000\236\003H\000"
+    "\236\003Z\000\236\003l\000\236\003}\000\236\003\217\000\236\003\241\000\236\003\263\000"
+    "\303\003$\000\303\0036\000\303\003H\000\303\003Z\000\303\003l\000\303\003}\000"
+    "\303\003\217\000\303\003\241\000\303\003\263\000\350\003$\000\350\0036\000\350\003H\000"
+    "\350\003Z\000\350\003l\000\350\003}\000\350\003\217\000\350\003\241\000\350\003\263\000"
+    "\015\004$\000\015\0046\000\015\004H\000\015\004Z\000\015\004l\000\015\004}\000"
+    "\015\004\217\000\015\004\241\000\015\004\263\0002\004$\0002\0046\0002\004H\000"
+    "2\004Z\0002\004l\0002\004}\0002\004\217\0002\004\241\0002\004\263\000"
+    "W\004$\000W\0046\000W\004H\000W\004Z\000W\004l\000W\004}\000"
+    "W\004\217\000W\004\241\000W\004\263\000|\004$\000|\0046\000|\004H\000"
+    "|\004Z\000|\004l\000|\004}\000|\004\217\000|\004\241\000|\004\263\000"
+    "\241\004$\000\241\0046\000\241\004H\000\241\004Z\000\241\004l\000\241\004}\000"
+    "\241\004\217\000\241\004\241\000\241\004\263\000\306\004$\000\306\0046\000\306\004H\000"
+    "\306\004Z\000\306\004l\000\306\004}\000\306\004\217\000\306\004\241\000\306\004\263\000"
+    "\353\004$\000\353\0046\000\353\004H\000\353\004Z\000\353\004l\000\353\004}\000"
+    "\353\004\217\000\353\004\241\000\353\004\263\000\020\005$\000\020\0056\000\020\005H\000"
+    "\020\005Z\000\020\005l\000\020\005}\000\020\005\217\000\020\005\241\000\020\005\263\000";
+inline constexpr char wgmma_mma_async_forms2_immediates[] =
+    ", %0, %1\000";
+inline constexpr char wgmma_mma_async_forms2_statement[] =
+    "\000\000\000\000\001\001\001\001\001\002\002\002\002\003\003\003\003\003\004\004\004\004\005\005"
+    "\005\005\005\006\006\006\006\007\007\007\007\007\010\010\010\010\011\011\011\011\011\012\012\012"
+    "\012\013\013\013\013\013\014\014\014\014\015\015\015\015\015\016\016\016\016\017\017\017\017\017"
+    "\020\020\020\020\021\021\021\021\021\022\022\022\022\023\023\023\023\023\024\024\024\024\025\025"
+    "\025\025\025\026\026\026\026\027\027\027\027\027\030\030\030\030\031\031\031\031\031\032\032\032"
+    "\032\033\033\033\033\033\034\034\034\034\035\035\035\035\035\036\036\036\036\037\037\037\037\037"
+    "    !!!!!\"\"\"\"#####$$$$%%"
+    "%%%&&&&'''''(((()))))***"
+    "*+++++,,,,-----..../////"
+    "000011111222233333444455"
+    "555666677777888899999:::"
+    ":;;;;;<<<<=====>>>>\?\?\?\?\?";
 
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms2_opcode_pieces, wgmma_mma_async_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms2_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<detail::packed_at<1>(wgmma_mma_async_forms2_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms2_opcode_pieces, wgmma_mma_async_forms2_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms2_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_forms3: the opcode of each form, in the order of wgmma_mma_async_forms3_table, as
-// two pieces (their numbers in wgmma_mma_async_forms3_opcode_pieces), and the asm statement of
-// wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms3_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.f16.e4m3.e4m3", "k32.f16.e4m3.e5m2",
-    "k32.f16.e5m2.e4m3", "k32.f16.e5m2.e5m2", "k8.f32.tf32.tf32", "k32.f32.e4m3.e4m3",
-    "k32.f32.e4m3.e5m2", "k32.f32.e5m2.e4m3", "k32.f32.e5m2.e5m2", "wgmma.mma_async.sync.aligned.m64n16",
-    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n40", "wgmma.mma_async.sync.aligned.m64n48",
-    "wgmma.mma_async.sync.aligned.m64n56", "wgmma.mma_async.sync.aligned.m64n64", "wgmma.mma_async.sync.aligned.m64n72", "wgmma.mma_async.sync.aligned.m64n80",
-    "wgmma.mma_async.sync.aligned.m64n88", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n104", "wgmma.mma_async.sync.aligned.m64n112",
-    "wgmma.mma_async.sync.aligned.m64n120", "wgmma.mma_async.sync.aligned.m64n128", "wgmma.mma_async.sync.aligned.m64n136", "wgmma.mma_async.sync.aligned.m64n144",
-    "wgmma.mma_async.sync.aligned.m64n152", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n168", "wgmma.mma_async.sync.aligned.m64n176",
-    "wgmma.mma_async.sync.aligned.m64n184", "wgmma.mma_async.sync.aligned.m64n192", "wgmma.mma_async.sync.aligned.m64n200", "wgmma.mma_async.sync.aligned.m64n208",
-    "wgmma.mma_async.sync.aligned.m64n216", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n232", "wgmma.mma_async.sync.aligned.m64n240",
-    "wgmma.mma_async.sync.aligned.m64n248", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms3_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
-    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
-    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
-    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
-    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
-    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
-    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
-    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
-    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
-    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
-    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
-    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
-    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
-    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
-    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
-    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
-};
-inline constexpr const char* wgmma_mma_async_forms3_immediates[] = {
-    ", %0, %1",
-};
-inline constexpr unsigned short wgmma_mma_async_forms3_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 6, 6, 6, 6, 7,
-    7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 13, 13, 14,
-    14, 14, 14, 15, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21,
-    21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25, 25, 25, 26, 26, 26, 26, 27, 27, 27, 27, 27, 28, 28,
-    28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 31, 32, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35, 35,
-    35, 35, 36, 36, 36, 36, 37, 37, 37, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39, 39, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42,
-    42, 43, 43, 43, 43, 43, 44, 44, 44, 44, 45, 45, 45, 45, 45, 46, 46, 46, 46, 47, 47, 47, 47, 47, 48, 48, 48, 48, 49, 49, 49, 49,
-    49, 50, 50, 50, 50, 51, 51, 51, 51, 51, 52, 52, 52, 52, 53, 53, 53, 53, 53, 54, 54, 54, 54, 55, 55, 55, 55, 55, 56, 56, 56, 56,
-    57, 57, 57, 57, 57, 58, 58, 58, 58, 59, 59, 59, 59, 59, 60, 60, 60, 60, 61, 61, 61, 61, 61, 62, 62, 62, 62, 63, 63, 63, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms3_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms3_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms3_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k32.f16.e4m3"
+    ".e4m3\000k32.f16.e4m3.e5m2\000"
+    "k32.f16.e5m2.e4m3\000k32.f1"
+    "6.e5m2.e5m2\000k8.f32.tf32."
+    "tf32\000k32.f32.e4m3.e4m3\000k"
+    "32.f32.e4m3.e5m2\000k32.f32"
+    ".e5m2.e4m3\000k32.f32.e5m2."
+    "e5m2\000wgmma.mma_async.syn"
+    "c.aligned.m64n16\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n24\000wgmma.mma_async.syn"
+    "c.aligned.m64n32\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n40\000wgmma.mma_async.syn"
+    "c.aligned.m64n48\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n56\000wgmma.mma_async.syn"
+    "c.aligned.m64n64\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n72\000wgmma.mma_async.syn"
+    "c.aligned.m64n80\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n88\000wgmma.mma_async.syn"
+    "c.aligned.m64n96\000wgmma.m"
+    "ma_async.sync.aligned.m6"
+    "4n104\000wgmma.mma_async.sy"
+    "nc.aligned.m64n112\000wgmma"
+    ".mma_async.sync.aligned."
+    "m64n120\000wgmma.mma_async."
+    "sync.aligned.m64n128\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n136\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n144\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n152\000wgmma.mma_as"
+    "ync.sync.aligned.m64n160"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n168\000wgmma.mma_"
+    "async.sync.aligned.m64n1"
+    "76\000wgmma.mma_async.sync."
+    "aligned.m64n184\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n192\000wgmma.mma_async.syn"
+    "c.aligned.m64n200\000wgmma."
+    "mma_async.sync.aligned.m"
+    "64n208\000wgmma.mma_async.s"
+    "ync.aligned.m64n216\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n224\000wgmma.mma_async"
+    ".sync.aligned.m64n232\000wg"
+    "mma.mma_async.sync.align"
+    "ed.m64n240\000wgmma.mma_asy"
+    "nc.sync.aligned.m64n248\000"
+    "wgmma.mma_async.sync.ali"
+    "gned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms3_opcode[] =
+    "\001\000$\000\001\0006\000\001\000H\000\001\000Z\000\001\000l\000\001\000}\000"
+    "\001\000\217\000\001\000\241\000\001\000\263\000\305\000$\000\305\0006\000\305\000H\000"
+    "\305\000Z\000\305\000l\000\305\000}\000\305\000\217\000\305\000\241\000\305\000\263\000"
+    "\351\000$\000\351\0006\000\351\000H\000\351\000Z\000\351\000l\000\351\000}\000"
+    "\351\000\217\000\351\000\241\000\351\000\263\000\015\001$\000\015\0016\000\015\001H\000"
+    "\015\001Z\000\015\001l\000\015\001}\000\015\001\217\000\015\001\241\000\015\001\263\000"
+    "1\001$\0001\0016\0001\001H\0001\001Z\0001\001l\0001\001}\000"
+    "1\001\217\0001\001\241\0001\001\263\000U\001$\000U\0016\000U\001H\000"
+    "U\001Z\000U\001l\000U\001}\000U\001\217\000U\001\241\000U\001\263\000"
+    "y\001$\000y\0016\000y\001H\000y\001Z\000y\001l\000y\001}\000"
+    "y\001\217\000y\001\241\000y\001\263\000\235\001$\000\235\0016\000\235\001H\000"
+    "\235\001Z\000\235\001l\000\235\001}\000\235\001\217\000\235\001\241\000\235\001\263\000"
+    "\301\001$\000\301\0016\000\301\001H\000\301\001Z\000\301\001l\000\301\001}\000"
+    "\301\001\217\000\301\001\241\000\301\001\263\000\345\001$\000\345\0016\000\345\001H\000"
+    "\345\001Z\000\345\001l\000\345\001}\000\345\001\217\000\345\001\241\000\345\001\263\000"
+    "\011\002$\000\011\0026\000\011\002H\000\011\002Z\000\011\002l\000\011\002}\000"
+    "\011\002\217\000\011\002\241\000\011\002\263\000-\002$\000-\0026\000-\002H\000"
+    "-\002Z\000-\002l\000-\002}\000-\002\217\000-\002\241\000-\002\263\000"
+    "Q\002$\000Q\0026\000Q\002H\000Q\002Z\000Q\002l\000Q\002}\000"
+    "Q\002\217\000Q\002\241\000Q\002\263\000v\002$\000v\0026\000v\002H\000"
+    "v\002Z\000v\002l\000v\002}\000v\002\217\000v\002\241\000v\002\263\000"
+    "\233\002$\000\233\0026\000\233\002H\000\233\002Z\000\233\002l\000\233\002}\000"
+    "\233\002\217\000\233\002\241\000\233\002\263\000\300\002$\000\300\0026\000\300\002H\000"
+    "\300\002Z\000\300\002l\000\300\002}\000\300\002\217\000\300\002\241\000\300\002\263\000"
+    "\345\002$\000\345\0026\000\345\002H\000\345\002Z\000\345\002l\000\345\002}\000"
+    "\345\002\217\000\345\002\241\000\345\002\263\000\012\003$\000\012\0036\000\012\003H\000"
+    "\012\003Z\000\012\003l\000\012\003}\000\012\003\217\000\012\003\241\000\012\003\263\000"
+    "/\003$\000/\0036\000/\003H\000/\003Z\000/\003l\000/\003}\000"
+    "/\003\217\000/\003\241\000/\003\263\000T\003$\000T\0036\000T\003H\000"
+    "T\003Z\000T\003l\000T\003}\000T\003\217\000T\003\241\000T\003\263\000"
+    "y\003$\000y\0036\000y\003H\000y\003Z\000y\003l\000y\003}\000"
+    "y\003\217\000y\003\241\000y\003\263\000\236\003$\000\236\0036\000\236\003H\000"
+    "\236\003Z\000\236\003l\000\236\003}\000\236\003\217\000\236\003\241\000\236\003\263\000"
+    "\303\003$\000\303\0036\000\303\003H\000\303\003Z\000\303\003l\000\303\003}\000"
+    "\303\003\217\000\303\003\241\000\303\003\263\000\350\003$\000\350\0036\000\350\003H\000"
+    "\350\003Z\000\350\003l\000\350\003}\000\350\003\217\000\350\003\241\000\350\003\263\000"
+    "\015\004$\000\015\0046\000\015\004H\000\015\004Z\000\015\004l\000\015\004}\000"
+    "\015\004\217\000\015\004\241\000\015\004\263\0002\004$\0002\0046\0002\004H\000"
+    "2\004Z\0002\004l\0002\004}\0002\004\217\0002\004\241\0002\004\263\000"
+    "W\004$\000W\0046\000W\004H\000W\004Z\000W\004l\000W\004}\000"
+    "W\004\217\000W\004\241\000W\004\263\000|\004$\000|\0046\000|\004H\000"
+    "|\004Z\000|\004l\000|\004}\000|\004\217\000|\004\241\000|\004\263\000"
+    "\241\004$\000\241\0046\000\241\004H\000\241\004Z\000\241\004l\000\241\004}\000"
+    "\241\004\217\000\241\004\241\000\241\004\263\000\306\004$\000\306\0046\000\306\004H\000"
+    "\306\004Z\000\306\004l\000\306\004}\000\306\004\217\000\306\004\241\000\306\004\263\000"
+    "\353\004$\000\353\0046\000\353\004H\000\353\004Z\000\353\004l\000\353\004}\000"
+    "\353\004\217\000\353\004\241\000\353\004\263\000\020\005$\000\020\0056\000\020\005H\000"
+    "\020\005Z\000\020\005l\000\020\005}\000\020\005\217\000\020\005\241\000\020\005\263\000";
+inline constexpr char wgmma_mma_async_forms3_immediates[] =
+    ", %0, %1\000";
+inline constexpr char wgmma_mma_async_forms3_statement[] =
+    "\000\000\000\000\001\001\001\001\001\002\002\002\002\003\003\003\003\003\004\004\004\004\005\005"
+    "\005\005\005\006\006\006\006\007\007\007\007\007\010\010\010\010\011\011\011\011\011\012\012\012"
+    "\012\013\013\013\013\013\014\014\014\014\015\015\015\015\015\016\016\016\016\017\017\017\017\017"
+    "\020\020\020\020\021\021\021\021\021\022\022\022\022\023\023\023\023\023\024\024\024\024\025\025"
+    "\025\025\025\026\026\026\026\027\027\027\027\027\030\030\030\030\031\031\031\031\031\032\032\032"
+    "\032\033\033\033\033\033\034\034\034\034\035\035\035\035\035\036\036\036\036\037\037\037\037\037"
+    "    !!!!!\"\"\"\"#####$$$$%%"
+    "%%%&&&&'''''(((()))))***"
+    "*+++++,,,,-----..../////"
+    "000011111222233333444455"
+    "555666677777888899999:::"
+    ":;;;;;<<<<=====>>>>\?\?\?\?\?";
 
 template <long long PtxgenF, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms3_opcode_pieces, wgmma_mma_async_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms3_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<detail::packed_at<1>(wgmma_mma_async_forms3_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms3_opcode_pieces, wgmma_mma_async_forms3_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_forms3_immediates, 0, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_forms4: the opcode of each form, in the order of wgmma_mma_async_forms4_table, as
-// two pieces (their numbers in wgmma_mma_async_forms4_opcode_pieces), and the asm statement of
-// wgmma_asm0 it takes.
-inline constexpr const char* wgmma_mma_async_forms4_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.s32.u8.u8", "k32.satfinite.s32.u8.u8",
-    "k32.s32.u8.s8", "k32.satfinite.s32.u8.s8", "k32.s32.s8.u8", "k32.satfinite.s32.s8.u8",
-    "k32.s32.s8.s8", "k32.satfinite.s32.s8.s8", "k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16",
-    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n64",
-    "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n128",
-    "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n192",
-    "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms4_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10,
-};
-inline constexpr unsigned short wgmma_mma_async_forms4_statement[] = {
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14,
-    14, 14, 14, 14, 22, 22, 22, 22, 22, 22, 22, 22, 22, 30, 30, 30, 30, 30, 30, 30, 30, 30, 38, 38, 38, 38, 38, 38, 38, 38, 38, 46,
-    46, 46, 46, 46, 46, 46, 46, 46, 54, 54, 54, 54, 54, 54, 54, 54, 54, 62, 62, 62, 62, 62, 62, 62, 62, 62, 64, 64, 64, 64, 64, 64,
-    64, 64, 64, 65, 65, 65, 65, 65, 65, 65, 65, 65, 66, 66, 66, 66, 66, 66, 66, 66, 66, 67, 67, 67, 67, 67, 67, 67, 67, 67, 68, 68,
-    68, 68, 68, 68, 68, 68, 68, 69, 69, 69, 69, 69, 69, 69, 69, 69, 70, 70, 70, 70, 70, 70, 70, 70, 70, 71, 71, 71, 71, 71, 71, 71,
-    71, 71,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms4_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms4_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms4_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k32.s32.u8.u"
+    "8\000k32.satfinite.s32.u8.u"
+    "8\000k32.s32.u8.s8\000k32.satf"
+    "inite.s32.u8.s8\000k32.s32."
+    "s8.u8\000k32.satfinite.s32."
+    "s8.u8\000k32.s32.s8.s8\000k32."
+    "satfinite.s32.s8.s8\000k256"
+    ".s32.b1.b1.and.popc\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n16\000wgmma.mma_async."
+    "sync.aligned.m64n24\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n32\000wgmma.mma_async."
+    "sync.aligned.m64n48\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n64\000wgmma.mma_async."
+    "sync.aligned.m64n80\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n96\000wgmma.mma_async."
+    "sync.aligned.m64n112\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n128\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n144\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n160\000wgmma.mma_as"
+    "ync.sync.aligned.m64n176"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sync.aligned.m64n2"
+    "08\000wgmma.mma_async.sync."
+    "aligned.m64n224\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n240\000wgmma.mma_async.syn"
+    "c.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms4_opcode[] =
+    "\001\000$\000\001\0002\000\001\000J\000\001\000X\000\001\000p\000\001\000~\000"
+    "\001\000\226\000\001\000\244\000\001\000\274\000\324\000$\000\324\0002\000\324\000J\000"
+    "\324\000X\000\324\000p\000\324\000~\000\324\000\226\000\324\000\244\000\324\000\274\000"
+    "\370\000$\000\370\0002\000\370\000J\000\370\000X\000\370\000p\000\370\000~\000"
+    "\370\000\226\000\370\000\244\000\370\000\274\000\034\001$\000\034\0012\000\034\001J\000"
+    "\034\001X\000\034\001p\000\034\001~\000\034\001\226\000\034\001\244\000\034\001\274\000"
+    "@\001$\000@\0012\000@\001J\000@\001X\000@\001p\000@\001~\000"
+    "@\001\226\000@\001\244\000@\001\274\000d\001$\000d\0012\000d\001J\000"
+    "d\001X\000d\001p\000d\001~\000d\001\226\000d\001\244\000d\001\274\000"
+    "\210\001$\000\210\0012\000\210\001J\000\210\001X\000\210\001p\000\210\001~\000"
+    "\210\001\226\000\210\001\244\000\210\001\274\000\254\001$\000\254\0012\000\254\001J\000"
+    "\254\001X\000\254\001p\000\254\001~\000\254\001\226\000\254\001\244\000\254\001\274\000"
+    "\320\001$\000\320\0012\000\320\001J\000\320\001X\000\320\001p\000\320\001~\000"
+    "\320\001\226\000\320\001\244\000\320\001\274\000\365\001$\000\365\0012\000\365\001J\000"
+    "\365\001X\000\365\001p\000\365\001~\000\365\001\226\000\365\001\244\000\365\001\274\000"
+    "\032\002$\000\032\0022\000\032\002J\000\032\002X\000\032\002p\000\032\002~\000"
+    "\032\002\226\000\032\002\244\000\032\002\274\000\?\002$\000\?\0022\000\?\002J\000"
+    "\?\002X\000\?\002p\000\?\002~\000\?\002\226\000\?\002\244\000\?\002\274\000"
+    "d\002$\000d\0022\000d\002J\000d\002X\000d\002p\000d\002~\000"
+    "d\002\226\000d\002\244\000d\002\274\000\211\002$\000\211\0022\000\211\002J\000"
+    "\211\002X\000\211\002p\000\211\002~\000\211\002\226\000\211\002\244\000\211\002\274\000"
+    "\256\002$\000\256\0022\000\256\002J\000\256\002X\000\256\002p\000\256\002~\000"
+    "\256\002\226\000\256\002\244\000\256\002\274\000\323\002$\000\323\0022\000\323\002J\000"
+    "\323\002X\000\323\002p\000\323\002~\000\323\002\226\000\323\002\244\000\323\002\274\000"
+    "\370\002$\000\370\0022\000\370\002J\000\370\002X\000\370\002p\000\370\002~\000"
+    "\370\002\226\000\370\002\244\000\370\002\274\000\035\003$\000\035\0032\000\035\003J\000"
+    "\035\003X\000\035\003p\000\035\003~\000\035\003\226\000\035\003\244\000\035\003\274\000";
+inline constexpr char wgmma_mma_async_forms4_statement[] =
+    "\002\002\002\002\002\002\002\002\002\006\006\006\006\006\006\006\006\006\012\012\012\012\012\012"
+    "\012\012\012\016\016\016\016\016\016\016\016\016\026\026\026\026\026\026\026\026\026\036\036\036"
+    "\036\036\036\036\036\036&&&&&&&&&........."
+    "666666666>>>>>>>>>@@@@@@"
+    "@@@AAAAAAAAABBBBBBBBBCCC"
+    "CCCCCCDDDDDDDDDEEEEEEEEE"
+    "FFFFFFFFFGGGGGGGGG";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm0<wgmma_mma_async_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms4_opcode_pieces, wgmma_mma_async_forms4_opcode, PtxgenF>, detail::no_text>(d, a_desc, b_desc, scale_d);
+    wgmma_asm0<detail::packed_at<1>(wgmma_mma_async_forms4_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms4_opcode_pieces, wgmma_mma_async_forms4_opcode, 2, PtxgenF>, detail::no_text>(d, a_desc, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_forms5: the opcode of each form, in the order of wgmma_mma_async_forms5_table, as
-// two pieces (their numbers in wgmma_mma_async_forms5_opcode_pieces), and the asm statement of
-// wgmma_asm1 it takes.
-inline constexpr const char* wgmma_mma_async_forms5_opcode_pieces[] = {
-    "", "wgmma.mma_async.sync.aligned.m64n8", "k32.s32.u8.u8", "k32.satfinite.s32.u8.u8",
-    "k32.s32.u8.s8", "k32.satfinite.s32.u8.s8", "k32.s32.s8.u8", "k32.satfinite.s32.s8.u8",
-    "k32.s32.s8.s8", "k32.satfinite.s32.s8.s8", "k256.s32.b1.b1.and.popc", "wgmma.mma_async.sync.aligned.m64n16",
-    "wgmma.mma_async.sync.aligned.m64n24", "wgmma.mma_async.sync.aligned.m64n32", "wgmma.mma_async.sync.aligned.m64n48", "wgmma.mma_async.sync.aligned.m64n64",
-    "wgmma.mma_async.sync.aligned.m64n80", "wgmma.mma_async.sync.aligned.m64n96", "wgmma.mma_async.sync.aligned.m64n112", "wgmma.mma_async.sync.aligned.m64n128",
-    "wgmma.mma_async.sync.aligned.m64n144", "wgmma.mma_async.sync.aligned.m64n160", "wgmma.mma_async.sync.aligned.m64n176", "wgmma.mma_async.sync.aligned.m64n192",
-    "wgmma.mma_async.sync.aligned.m64n208", "wgmma.mma_async.sync.aligned.m64n224", "wgmma.mma_async.sync.aligned.m64n240", "wgmma.mma_async.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_forms5_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10,
-};
-inline constexpr unsigned short wgmma_mma_async_forms5_statement[] = {
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14,
-    14, 14, 14, 14, 22, 22, 22, 22, 22, 22, 22, 22, 22, 30, 30, 30, 30, 30, 30, 30, 30, 30, 38, 38, 38, 38, 38, 38, 38, 38, 38, 46,
-    46, 46, 46, 46, 46, 46, 46, 46, 54, 54, 54, 54, 54, 54, 54, 54, 54, 62, 62, 62, 62, 62, 62, 62, 62, 62, 64, 64, 64, 64, 64, 64,
-    64, 64, 64, 65, 65, 65, 65, 65, 65, 65, 65, 65, 66, 66, 66, 66, 66, 66, 66, 66, 66, 67, 67, 67, 67, 67, 67, 67, 67, 67, 68, 68,
-    68, 68, 68, 68, 68, 68, 68, 69, 69, 69, 69, 69, 69, 69, 69, 69, 70, 70, 70, 70, 70, 70, 70, 70, 70, 71, 71, 71, 71, 71, 71, 71,
-    71, 71,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_forms5_opcode_pieces, at the offsets in
+// wgmma_mma_async_forms5_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_forms5_opcode_pieces[] =
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n8\000k32.s32.u8.u"
+    "8\000k32.satfinite.s32.u8.u"
+    "8\000k32.s32.u8.s8\000k32.satf"
+    "inite.s32.u8.s8\000k32.s32."
+    "s8.u8\000k32.satfinite.s32."
+    "s8.u8\000k32.s32.s8.s8\000k32."
+    "satfinite.s32.s8.s8\000k256"
+    ".s32.b1.b1.and.popc\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n16\000wgmma.mma_async."
+    "sync.aligned.m64n24\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n32\000wgmma.mma_async."
+    "sync.aligned.m64n48\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n64\000wgmma.mma_async."
+    "sync.aligned.m64n80\000wgmm"
+    "a.mma_async.sync.aligned"
+    ".m64n96\000wgmma.mma_async."
+    "sync.aligned.m64n112\000wgm"
+    "ma.mma_async.sync.aligne"
+    "d.m64n128\000wgmma.mma_asyn"
+    "c.sync.aligned.m64n144\000w"
+    "gmma.mma_async.sync.alig"
+    "ned.m64n160\000wgmma.mma_as"
+    "ync.sync.aligned.m64n176"
+    "\000wgmma.mma_async.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sync.aligned.m64n2"
+    "08\000wgmma.mma_async.sync."
+    "aligned.m64n224\000wgmma.mm"
+    "a_async.sync.aligned.m64"
+    "n240\000wgmma.mma_async.syn"
+    "c.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_forms5_opcode[] =
+    "\001\000$\000\001\0002\000\001\000J\000\001\000X\000\001\000p\000\001\000~\000"
+    "\001\000\226\000\001\000\244\000\001\000\274\000\324\000$\000\324\0002\000\324\000J\000"
+    "\324\000X\000\324\000p\000\324\000~\000\324\000\226\000\324\000\244\000\324\000\274\000"
+    "\370\000$\000\370\0002\000\370\000J\000\370\000X\000\370\000p\000\370\000~\000"
+    "\370\000\226\000\370\000\244\000\370\000\274\000\034\001$\000\034\0012\000\034\001J\000"
+    "\034\001X\000\034\001p\000\034\001~\000\034\001\226\000\034\001\244\000\034\001\274\000"
+    "@\001$\000@\0012\000@\001J\000@\001X\000@\001p\000@\001~\000"
+    "@\001\226\000@\001\244\000@\001\274\000d\001$\000d\0012\000d\001J\000"
+    "d\001X\000d\001p\000d\001~\000d\001\226\000d\001\244\000d\001\274\000"
+    "\210\001$\000\210\0012\000\210\001J\000\210\001X\000\210\001p\000\210\001~\000"
+    "\210\001\226\000\210\001\244\000\210\001\274\000\254\001$\000\254\0012\000\254\001J\000"
+    "\254\001X\000\254\001p\000\254\001~\000\254\001\226\000\254\001\244\000\254\001\274\000"
+    "\320\001$\000\320\0012\000\320\001J\000\320\001X\000\320\001p\000\320\001~\000"
+    "\320\001\226\000\320\001\244\000\320\001\274\000\365\001$\000\365\0012\000\365\001J\000"
+    "\365\001X\000\365\001p\000\365\001~\000\365\001\226\000\365\001\244\000\365\001\274\000"
+    "\032\002$\000\032\0022\000\032\002J\000\032\002X\000\032\002p\000\032\002~\000"
+    "\032\002\226\000\032\002\244\000\032\002\274\000\?\002$\000\?\0022\000\?\002J\000"
+    "\?\002X\000\?\002p\000\?\002~\000\?\002\226\000\?\002\244\000\?\002\274\000"
+    "d\002$\000d\0022\000d\002J\000d\002X\000d\002p\000d\002~\000"
+    "d\002\226\000d\002\244\000d\002\274\000\211\002$\000\211\0022\000\211\002J\000"
+    "\211\002X\000\211\002p\000\211\002~\000\211\002\226\000\211\002\244\000\211\002\274\000"
+    "\256\002$\000\256\0022\000\256\002J\000\256\002X\000\256\002p\000\256\002~\000"
+    "\256\002\226\000\256\002\244\000\256\002\274\000\323\002$\000\323\0022\000\323\002J\000"
+    "\323\002X\000\323\002p\000\323\002~\000\323\002\226\000\323\002\244\000\323\002\274\000"
+    "\370\002$\000\370\0022\000\370\002J\000\370\002X\000\370\002p\000\370\002~\000"
+    "\370\002\226\000\370\002\244\000\370\002\274\000\035\003$\000\035\0032\000\035\003J\000"
+    "\035\003X\000\035\003p\000\035\003~\000\035\003\226\000\035\003\244\000\035\003\274\000";
+inline constexpr char wgmma_mma_async_forms5_statement[] =
+    "\002\002\002\002\002\002\002\002\002\006\006\006\006\006\006\006\006\006\012\012\012\012\012\012"
+    "\012\012\012\016\016\016\016\016\016\016\016\016\026\026\026\026\026\026\026\026\026\036\036\036"
+    "\036\036\036\036\036\036&&&&&&&&&........."
+    "666666666>>>>>>>>>@@@@@@"
+    "@@@AAAAAAAAABBBBBBBBBCCC"
+    "CCCCCCDDDDDDDDDEEEEEEEEE"
+    "FFFFFFFFFGGGGGGGGG";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm1<wgmma_mma_async_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_forms5_opcode_pieces, wgmma_mma_async_forms5_opcode, PtxgenF>, detail::no_text>(d, a_regs, b_desc, scale_d);
+    wgmma_asm1<detail::packed_at<1>(wgmma_mma_async_forms5_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_forms5_opcode_pieces, wgmma_mma_async_forms5_opcode, 2, PtxgenF>, detail::no_text>(d, a_regs, b_desc, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms0: the opcode of each form, in the order of wgmma_mma_async_sp_forms0_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms0_opcode_pieces), and the asm statement of
-// wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms0_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k32.f16.f16.f16", "k32.f32.f16.f16",
-    "k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32",
-    "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64",
-    "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80", "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96",
-    "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128",
-    "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144", "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160",
-    "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192",
-    "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208", "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224",
-    "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms0_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
-    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
-    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
-    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
-    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
-    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
-    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
-    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
-    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms0_immediates[] = {
-    ", %0",
-    ", %1, %2, %3, %4",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms0_statement[] = {
-    0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 13, 13, 14, 15, 15, 16, 17, 17, 18, 19, 19, 20, 21,
-    21, 22, 23, 23, 24, 25, 25, 26, 27, 27, 28, 29, 29, 30, 31, 31, 32, 33, 33, 34, 35, 35, 36, 37, 37, 38, 39, 39, 40, 41, 41, 42,
-    43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms0_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms0_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms0_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k32.f16.f"
+    "16.f16\000k32.f32.f16.f16\000k"
+    "32.f32.bf16.bf16\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n16\000wgmma.mma_async."
+    "sp.sync.aligned.m64n24\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n32\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n40\000wgmma.mma_async.sp."
+    "sync.aligned.m64n48\000wgmm"
+    "a.mma_async.sp.sync.alig"
+    "ned.m64n56\000wgmma.mma_asy"
+    "nc.sp.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sp.syn"
+    "c.aligned.m64n72\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n80\000wgmma.mma_async."
+    "sp.sync.aligned.m64n88\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n96\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n104\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n112\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n120\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n128\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n136\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n144\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n152\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n160\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n168\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n176\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n184\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n200\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n208\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n216\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n224\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n232\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n240\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n248\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms0_opcode[] =
+    "\001\000'\000\001\0007\000\001\000G\000Y\000'\000Y\0007\000Y\000G\000"
+    "\200\000'\000\200\0007\000\200\000G\000\247\000'\000\247\0007\000\247\000G\000"
+    "\316\000'\000\316\0007\000\316\000G\000\365\000'\000\365\0007\000\365\000G\000"
+    "\034\001'\000\034\0017\000\034\001G\000C\001'\000C\0017\000C\001G\000"
+    "j\001'\000j\0017\000j\001G\000\221\001'\000\221\0017\000\221\001G\000"
+    "\270\001'\000\270\0017\000\270\001G\000\337\001'\000\337\0017\000\337\001G\000"
+    "\006\002'\000\006\0027\000\006\002G\000.\002'\000.\0027\000.\002G\000"
+    "V\002'\000V\0027\000V\002G\000~\002'\000~\0027\000~\002G\000"
+    "\246\002'\000\246\0027\000\246\002G\000\316\002'\000\316\0027\000\316\002G\000"
+    "\366\002'\000\366\0027\000\366\002G\000\036\003'\000\036\0037\000\036\003G\000"
+    "F\003'\000F\0037\000F\003G\000n\003'\000n\0037\000n\003G\000"
+    "\226\003'\000\226\0037\000\226\003G\000\276\003'\000\276\0037\000\276\003G\000"
+    "\346\003'\000\346\0037\000\346\003G\000\016\004'\000\016\0047\000\016\004G\000"
+    "6\004'\0006\0047\0006\004G\000^\004'\000^\0047\000^\004G\000"
+    "\206\004'\000\206\0047\000\206\004G\000\256\004'\000\256\0047\000\256\004G\000"
+    "\326\004'\000\326\0047\000\326\004G\000\376\004'\000\376\0047\000\376\004G\000";
+inline constexpr char wgmma_mma_async_sp_forms0_immediates[] =
+    ", %0\000, %1, %2, %3, %4\000";
+inline constexpr char wgmma_mma_async_sp_forms0_statement[] =
+    "\000\001\001\002\003\003\004\005\005\006\007\007\010\011\011\012\013\013\014\015\015\016\017\017"
+    "\020\021\021\022\023\023\024\025\025\026\027\027\030\031\031\032\033\033\034\035\035\036\037\037"
+    " !!\"##$%%&''())*++,--.//"
+    "011233455677899:;;<==>\?\?";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms0_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms0_opcode_pieces, wgmma_mma_async_sp_forms0_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<detail::packed_at<1>(wgmma_mma_async_sp_forms0_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms0_opcode_pieces, wgmma_mma_async_sp_forms0_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms0_immediates, 5, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransA, PtxgenImmTransB>>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms1: the opcode of each form, in the order of wgmma_mma_async_sp_forms1_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms1_opcode_pieces), and the asm statement of
-// wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms1_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k32.f16.f16.f16", "k32.f32.f16.f16",
-    "k32.f32.bf16.bf16", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32",
-    "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64",
-    "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80", "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96",
-    "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128",
-    "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144", "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160",
-    "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192",
-    "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208", "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224",
-    "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms1_opcode[] = {
-    1, 2, 1, 3, 1, 4, 5, 2, 5, 3, 5, 4, 6, 2, 6, 3,
-    6, 4, 7, 2, 7, 3, 7, 4, 8, 2, 8, 3, 8, 4, 9, 2,
-    9, 3, 9, 4, 10, 2, 10, 3, 10, 4, 11, 2, 11, 3, 11, 4,
-    12, 2, 12, 3, 12, 4, 13, 2, 13, 3, 13, 4, 14, 2, 14, 3,
-    14, 4, 15, 2, 15, 3, 15, 4, 16, 2, 16, 3, 16, 4, 17, 2,
-    17, 3, 17, 4, 18, 2, 18, 3, 18, 4, 19, 2, 19, 3, 19, 4,
-    20, 2, 20, 3, 20, 4, 21, 2, 21, 3, 21, 4, 22, 2, 22, 3,
-    22, 4, 23, 2, 23, 3, 23, 4, 24, 2, 24, 3, 24, 4, 25, 2,
-    25, 3, 25, 4, 26, 2, 26, 3, 26, 4, 27, 2, 27, 3, 27, 4,
-    28, 2, 28, 3, 28, 4, 29, 2, 29, 3, 29, 4, 30, 2, 30, 3,
-    30, 4, 31, 2, 31, 3, 31, 4, 32, 2, 32, 3, 32, 4, 33, 2,
-    33, 3, 33, 4, 34, 2, 34, 3, 34, 4, 35, 2, 35, 3, 35, 4,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms1_immediates[] = {
-    ", %0",
-    ", %1, %2, %3",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms1_statement[] = {
-    0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9, 10, 11, 11, 12, 13, 13, 14, 15, 15, 16, 17, 17, 18, 19, 19, 20, 21,
-    21, 22, 23, 23, 24, 25, 25, 26, 27, 27, 28, 29, 29, 30, 31, 31, 32, 33, 33, 34, 35, 35, 36, 37, 37, 38, 39, 39, 40, 41, 41, 42,
-    43, 43, 44, 45, 45, 46, 47, 47, 48, 49, 49, 50, 51, 51, 52, 53, 53, 54, 55, 55, 56, 57, 57, 58, 59, 59, 60, 61, 61, 62, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms1_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms1_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms1_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k32.f16.f"
+    "16.f16\000k32.f32.f16.f16\000k"
+    "32.f32.bf16.bf16\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n16\000wgmma.mma_async."
+    "sp.sync.aligned.m64n24\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n32\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n40\000wgmma.mma_async.sp."
+    "sync.aligned.m64n48\000wgmm"
+    "a.mma_async.sp.sync.alig"
+    "ned.m64n56\000wgmma.mma_asy"
+    "nc.sp.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sp.syn"
+    "c.aligned.m64n72\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n80\000wgmma.mma_async."
+    "sp.sync.aligned.m64n88\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n96\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n104\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n112\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n120\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n128\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n136\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n144\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n152\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n160\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n168\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n176\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n184\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n192\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n200\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n208\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n216\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n224\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n232\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n240\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n248\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms1_opcode[] =
+    "\001\000'\000\001\0007\000\001\000G\000Y\000'\000Y\0007\000Y\000G\000"
+    "\200\000'\000\200\0007\000\200\000G\000\247\000'\000\247\0007\000\247\000G\000"
+    "\316\000'\000\316\0007\000\316\000G\000\365\000'\000\365\0007\000\365\000G\000"
+    "\034\001'\000\034\0017\000\034\001G\000C\001'\000C\0017\000C\001G\000"
+    "j\001'\000j\0017\000j\001G\000\221\001'\000\221\0017\000\221\001G\000"
+    "\270\001'\000\270\0017\000\270\001G\000\337\001'\000\337\0017\000\337\001G\000"
+    "\006\002'\000\006\0027\000\006\002G\000.\002'\000.\0027\000.\002G\000"
+    "V\002'\000V\0027\000V\002G\000~\002'\000~\0027\000~\002G\000"
+    "\246\002'\000\246\0027\000\246\002G\000\316\002'\000\316\0027\000\316\002G\000"
+    "\366\002'\000\366\0027\000\366\002G\000\036\003'\000\036\0037\000\036\003G\000"
+    "F\003'\000F\0037\000F\003G\000n\003'\000n\0037\000n\003G\000"
+    "\226\003'\000\226\0037\000\226\003G\000\276\003'\000\276\0037\000\276\003G\000"
+    "\346\003'\000\346\0037\000\346\003G\000\016\004'\000\016\0047\000\016\004G\000"
+    "6\004'\0006\0047\0006\004G\000^\004'\000^\0047\000^\004G\000"
+    "\206\004'\000\206\0047\000\206\004G\000\256\004'\000\256\0047\000\256\004G\000"
+    "\326\004'\000\326\0047\000\326\004G\000\376\004'\000\376\0047\000\376\004G\000";
+inline constexpr char wgmma_mma_async_sp_forms1_immediates[] =
+    ", %0\000, %1, %2, %3\000";
+inline constexpr char wgmma_mma_async_sp_forms1_statement[] =
+    "\000\001\001\002\003\003\004\005\005\006\007\007\010\011\011\012\013\013\014\015\015\016\017\017"
+    "\020\021\021\022\023\023\024\025\025\026\027\027\030\031\031\032\033\033\034\035\035\036\037\037"
+    " !!\"##$%%&''())*++,--.//"
+    "011233455677899:;;<==>\?\?";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms1_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms1_opcode_pieces, wgmma_mma_async_sp_forms1_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<detail::packed_at<1>(wgmma_mma_async_sp_forms1_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms1_opcode_pieces, wgmma_mma_async_sp_forms1_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>, detail::immediate_text<wgmma_mma_async_sp_forms1_immediates, 5, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB, PtxgenImmTransB>>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms2: the opcode of each form, in the order of wgmma_mma_async_sp_forms2_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms2_opcode_pieces), and the asm statement of
-// wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms2_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.f16.e4m3.e4m3", "k64.f16.e4m3.e5m2",
-    "k64.f16.e5m2.e4m3", "k64.f16.e5m2.e5m2", "k16.f32.tf32.tf32", "k64.f32.e4m3.e4m3",
-    "k64.f32.e4m3.e5m2", "k64.f32.e5m2.e4m3", "k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16",
-    "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48",
-    "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80",
-    "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112",
-    "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144",
-    "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176",
-    "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208",
-    "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240",
-    "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms2_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
-    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
-    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
-    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
-    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
-    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
-    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
-    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
-    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
-    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
-    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
-    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
-    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
-    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
-    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
-    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms2_immediates[] = {
-    ", %0",
-    ", %1, %2",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms2_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 6, 6, 6, 6, 7,
-    7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 13, 13, 14,
-    14, 14, 14, 15, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21,
-    21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25, 25, 25, 26, 26, 26, 26, 27, 27, 27, 27, 27, 28, 28,
-    28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 31, 32, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35, 35,
-    35, 35, 36, 36, 36, 36, 37, 37, 37, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39, 39, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42,
-    42, 43, 43, 43, 43, 43, 44, 44, 44, 44, 45, 45, 45, 45, 45, 46, 46, 46, 46, 47, 47, 47, 47, 47, 48, 48, 48, 48, 49, 49, 49, 49,
-    49, 50, 50, 50, 50, 51, 51, 51, 51, 51, 52, 52, 52, 52, 53, 53, 53, 53, 53, 54, 54, 54, 54, 55, 55, 55, 55, 55, 56, 56, 56, 56,
-    57, 57, 57, 57, 57, 58, 58, 58, 58, 59, 59, 59, 59, 59, 60, 60, 60, 60, 61, 61, 61, 61, 61, 62, 62, 62, 62, 63, 63, 63, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms2_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms2_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms2_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k64.f16.e"
+    "4m3.e4m3\000k64.f16.e4m3.e5"
+    "m2\000k64.f16.e5m2.e4m3\000k64"
+    ".f16.e5m2.e5m2\000k16.f32.t"
+    "f32.tf32\000k64.f32.e4m3.e4"
+    "m3\000k64.f32.e4m3.e5m2\000k64"
+    ".f32.e5m2.e4m3\000k64.f32.e"
+    "5m2.e5m2\000wgmma.mma_async"
+    ".sp.sync.aligned.m64n16\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n24\000wgmma.mma"
+    "_async.sp.sync.aligned.m"
+    "64n32\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n40\000wgm"
+    "ma.mma_async.sp.sync.ali"
+    "gned.m64n48\000wgmma.mma_as"
+    "ync.sp.sync.aligned.m64n"
+    "56\000wgmma.mma_async.sp.sy"
+    "nc.aligned.m64n64\000wgmma."
+    "mma_async.sp.sync.aligne"
+    "d.m64n72\000wgmma.mma_async"
+    ".sp.sync.aligned.m64n80\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n88\000wgmma.mma"
+    "_async.sp.sync.aligned.m"
+    "64n96\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n104\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n112\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n120\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n128\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n136\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n144\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n152\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n160\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n168\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n176\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n184\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n192\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n200\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n208\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n216\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n224\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n232\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n240\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n248\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms2_opcode[] =
+    "\001\000'\000\001\0009\000\001\000K\000\001\000]\000\001\000o\000\001\000\201\000"
+    "\001\000\223\000\001\000\245\000\001\000\267\000\311\000'\000\311\0009\000\311\000K\000"
+    "\311\000]\000\311\000o\000\311\000\201\000\311\000\223\000\311\000\245\000\311\000\267\000"
+    "\360\000'\000\360\0009\000\360\000K\000\360\000]\000\360\000o\000\360\000\201\000"
+    "\360\000\223\000\360\000\245\000\360\000\267\000\027\001'\000\027\0019\000\027\001K\000"
+    "\027\001]\000\027\001o\000\027\001\201\000\027\001\223\000\027\001\245\000\027\001\267\000"
+    ">\001'\000>\0019\000>\001K\000>\001]\000>\001o\000>\001\201\000"
+    ">\001\223\000>\001\245\000>\001\267\000e\001'\000e\0019\000e\001K\000"
+    "e\001]\000e\001o\000e\001\201\000e\001\223\000e\001\245\000e\001\267\000"
+    "\214\001'\000\214\0019\000\214\001K\000\214\001]\000\214\001o\000\214\001\201\000"
+    "\214\001\223\000\214\001\245\000\214\001\267\000\263\001'\000\263\0019\000\263\001K\000"
+    "\263\001]\000\263\001o\000\263\001\201\000\263\001\223\000\263\001\245\000\263\001\267\000"
+    "\332\001'\000\332\0019\000\332\001K\000\332\001]\000\332\001o\000\332\001\201\000"
+    "\332\001\223\000\332\001\245\000\332\001\267\000\001\002'\000\001\0029\000\001\002K\000"
+    "\001\002]\000\001\002o\000\001\002\201\000\001\002\223\000\001\002\245\000\001\002\267\000"
+    "(\002'\000(\0029\000(\002K\000(\002]\000(\002o\000(\002\201\000"
+    "(\002\223\000(\002\245\000(\002\267\000O\002'\000O\0029\000O\002K\000"
+    "O\002]\000O\002o\000O\002\201\000O\002\223\000O\002\245\000O\002\267\000"
+    "v\002'\000v\0029\000v\002K\000v\002]\000v\002o\000v\002\201\000"
+    "v\002\223\000v\002\245\000v\002\267\000\236\002'\000\236\0029\000\236\002K\000"
+    "\236\002]\000\236\002o\000\236\002\201\000\236\002\223\000\236\002\245\000\236\002\267\000"
+    "\306\002'\000\306\0029\000\306\002K\000\306\002]\000\306\002o\000\306\002\201\000"
+    "\306\002\223\000\306\002\245\000\306\002\267\000\356\002'\000\356\0029\000\356\002K\000"
+    "\356\002]\000\356\002o\000\356\002\201\000\356\002\223\000\356\002\245\000\356\002\267\000"
+    "\026\003'\000\026\0039\000\026\003K\000\026\003]\000\026\003o\000\026\003\201\000"
+    "\026\003\223\000\026\003\245\000\026\003\267\000>\003'\000>\0039\000>\003K\000"
+    ">\003]\000>\003o\000>\003\201\000>\003\223\000>\003\245\000>\003\267\000"
+    "f\003'\000f\0039\000f\003K\000f\003]\000f\003o\000f\003\201\000"
+    "f\003\223\000f\003\245\000f\003\267\000\216\003'\000\216\0039\000\216\003K\000"
+    "\216\003]\000\216\003o\000\216\003\201\000\216\003\223\000\216\003\245\000\216\003\267\000"
+    "\266\003'\000\266\0039\000\266\003K\000\266\003]\000\266\003o\000\266\003\201\000"
+    "\266\003\223\000\266\003\245\000\266\003\267\000\336\003'\000\336\0039\000\336\003K\000"
+    "\336\003]\000\336\003o\000\336\003\201\000\336\003\223\000\336\003\245\000\336\003\267\000"
+    "\006\004'\000\006\0049\000\006\004K\000\006\004]\000\006\004o\000\006\004\201\000"
+    "\006\004\223\000\006\004\245\000\006\004\267\000.\004'\000.\0049\000.\004K\000"
+    ".\004]\000.\004o\000.\004\201\000.\004\223\000.\004\245\000.\004\267\000"
+    "V\004'\000V\0049\000V\004K\000V\004]\000V\004o\000V\004\201\000"
+    "V\004\223\000V\004\245\000V\004\267\000~\004'\000~\0049\000~\004K\000"
+    "~\004]\000~\004o\000~\004\201\000~\004\223\000~\004\245\000~\004\267\000"
+    "\246\004'\000\246\0049\000\246\004K\000\246\004]\000\246\004o\000\246\004\201\000"
+    "\246\004\223\000\246\004\245\000\246\004\267\000\316\004'\000\316\0049\000\316\004K\000"
+    "\316\004]\000\316\004o\000\316\004\201\000\316\004\223\000\316\004\245\000\316\004\267\000"
+    "\366\004'\000\366\0049\000\366\004K\000\366\004]\000\366\004o\000\366\004\201\000"
+    "\366\004\223\000\366\004\245\000\366\004\267\000\036\005'\000\036\0059\000\036\005K\000"
+    "\036\005]\000\036\005o\000\036\005\201\000\036\005\223\000\036\005\245\000\036\005\267\000"
+    "F\005'\000F\0059\000F\005K\000F\005]\000F\005o\000F\005\201\000"
+    "F\005\223\000F\005\245\000F\005\267\000n\005'\000n\0059\000n\005K\000"
+    "n\005]\000n\005o\000n\005\201\000n\005\223\000n\005\245\000n\005\267\000";
+inline constexpr char wgmma_mma_async_sp_forms2_immediates[] =
+    ", %0\000, %1, %2\000";
+inline constexpr char wgmma_mma_async_sp_forms2_statement[] =
+    "\000\000\000\000\001\001\001\001\001\002\002\002\002\003\003\003\003\003\004\004\004\004\005\005"
+    "\005\005\005\006\006\006\006\007\007\007\007\007\010\010\010\010\011\011\011\011\011\012\012\012"
+    "\012\013\013\013\013\013\014\014\014\014\015\015\015\015\015\016\016\016\016\017\017\017\017\017"
+    "\020\020\020\020\021\021\021\021\021\022\022\022\022\023\023\023\023\023\024\024\024\024\025\025"
+    "\025\025\025\026\026\026\026\027\027\027\027\027\030\030\030\030\031\031\031\031\031\032\032\032"
+    "\032\033\033\033\033\033\034\034\034\034\035\035\035\035\035\036\036\036\036\037\037\037\037\037"
+    "    !!!!!\"\"\"\"#####$$$$%%"
+    "%%%&&&&'''''(((()))))***"
+    "*+++++,,,,-----..../////"
+    "000011111222233333444455"
+    "555666677777888899999:::"
+    ":;;;;;<<<<=====>>>>\?\?\?\?\?";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms2_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms2_opcode_pieces, wgmma_mma_async_sp_forms2_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<detail::packed_at<1>(wgmma_mma_async_sp_forms2_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms2_opcode_pieces, wgmma_mma_async_sp_forms2_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms2_immediates, 5, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms3: the opcode of each form, in the order of wgmma_mma_async_sp_forms3_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms3_opcode_pieces), and the asm statement of
-// wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms3_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.f16.e4m3.e4m3", "k64.f16.e4m3.e5m2",
-    "k64.f16.e5m2.e4m3", "k64.f16.e5m2.e5m2", "k16.f32.tf32.tf32", "k64.f32.e4m3.e4m3",
-    "k64.f32.e4m3.e5m2", "k64.f32.e5m2.e4m3", "k64.f32.e5m2.e5m2", "wgmma.mma_async.sp.sync.aligned.m64n16",
-    "wgmma.mma_async.sp.sync.aligned.m64n24", "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n40", "wgmma.mma_async.sp.sync.aligned.m64n48",
-    "wgmma.mma_async.sp.sync.aligned.m64n56", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n72", "wgmma.mma_async.sp.sync.aligned.m64n80",
-    "wgmma.mma_async.sp.sync.aligned.m64n88", "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n104", "wgmma.mma_async.sp.sync.aligned.m64n112",
-    "wgmma.mma_async.sp.sync.aligned.m64n120", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n136", "wgmma.mma_async.sp.sync.aligned.m64n144",
-    "wgmma.mma_async.sp.sync.aligned.m64n152", "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n168", "wgmma.mma_async.sp.sync.aligned.m64n176",
-    "wgmma.mma_async.sp.sync.aligned.m64n184", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n200", "wgmma.mma_async.sp.sync.aligned.m64n208",
-    "wgmma.mma_async.sp.sync.aligned.m64n216", "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n232", "wgmma.mma_async.sp.sync.aligned.m64n240",
-    "wgmma.mma_async.sp.sync.aligned.m64n248", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms3_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    1, 10, 11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8,
-    11, 9, 11, 10, 12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7,
-    12, 8, 12, 9, 12, 10, 13, 2, 13, 3, 13, 4, 13, 5, 13, 6,
-    13, 7, 13, 8, 13, 9, 13, 10, 14, 2, 14, 3, 14, 4, 14, 5,
-    14, 6, 14, 7, 14, 8, 14, 9, 14, 10, 15, 2, 15, 3, 15, 4,
-    15, 5, 15, 6, 15, 7, 15, 8, 15, 9, 15, 10, 16, 2, 16, 3,
-    16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9, 16, 10, 17, 2,
-    17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9, 17, 10,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    18, 10, 19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8,
-    19, 9, 19, 10, 20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7,
-    20, 8, 20, 9, 20, 10, 21, 2, 21, 3, 21, 4, 21, 5, 21, 6,
-    21, 7, 21, 8, 21, 9, 21, 10, 22, 2, 22, 3, 22, 4, 22, 5,
-    22, 6, 22, 7, 22, 8, 22, 9, 22, 10, 23, 2, 23, 3, 23, 4,
-    23, 5, 23, 6, 23, 7, 23, 8, 23, 9, 23, 10, 24, 2, 24, 3,
-    24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9, 24, 10, 25, 2,
-    25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9, 25, 10,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-    26, 10, 27, 2, 27, 3, 27, 4, 27, 5, 27, 6, 27, 7, 27, 8,
-    27, 9, 27, 10, 28, 2, 28, 3, 28, 4, 28, 5, 28, 6, 28, 7,
-    28, 8, 28, 9, 28, 10, 29, 2, 29, 3, 29, 4, 29, 5, 29, 6,
-    29, 7, 29, 8, 29, 9, 29, 10, 30, 2, 30, 3, 30, 4, 30, 5,
-    30, 6, 30, 7, 30, 8, 30, 9, 30, 10, 31, 2, 31, 3, 31, 4,
-    31, 5, 31, 6, 31, 7, 31, 8, 31, 9, 31, 10, 32, 2, 32, 3,
-    32, 4, 32, 5, 32, 6, 32, 7, 32, 8, 32, 9, 32, 10, 33, 2,
-    33, 3, 33, 4, 33, 5, 33, 6, 33, 7, 33, 8, 33, 9, 33, 10,
-    34, 2, 34, 3, 34, 4, 34, 5, 34, 6, 34, 7, 34, 8, 34, 9,
-    34, 10, 35, 2, 35, 3, 35, 4, 35, 5, 35, 6, 35, 7, 35, 8,
-    35, 9, 35, 10, 36, 2, 36, 3, 36, 4, 36, 5, 36, 6, 36, 7,
-    36, 8, 36, 9, 36, 10, 37, 2, 37, 3, 37, 4, 37, 5, 37, 6,
-    37, 7, 37, 8, 37, 9, 37, 10, 38, 2, 38, 3, 38, 4, 38, 5,
-    38, 6, 38, 7, 38, 8, 38, 9, 38, 10, 39, 2, 39, 3, 39, 4,
-    39, 5, 39, 6, 39, 7, 39, 8, 39, 9, 39, 10, 40, 2, 40, 3,
-    40, 4, 40, 5, 40, 6, 40, 7, 40, 8, 40, 9, 40, 10, 41, 2,
-    41, 3, 41, 4, 41, 5, 41, 6, 41, 7, 41, 8, 41, 9, 41, 10,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms3_immediates[] = {
-    ", %0",
-    ", %1, %2",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms3_statement[] = {
-    0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 6, 6, 6, 6, 7,
-    7, 7, 7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 13, 13, 14,
-    14, 14, 14, 15, 15, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 19, 19, 20, 20, 20, 20, 21, 21,
-    21, 21, 21, 22, 22, 22, 22, 23, 23, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25, 25, 25, 26, 26, 26, 26, 27, 27, 27, 27, 27, 28, 28,
-    28, 28, 29, 29, 29, 29, 29, 30, 30, 30, 30, 31, 31, 31, 31, 31, 32, 32, 32, 32, 33, 33, 33, 33, 33, 34, 34, 34, 34, 35, 35, 35,
-    35, 35, 36, 36, 36, 36, 37, 37, 37, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39, 39, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42,
-    42, 43, 43, 43, 43, 43, 44, 44, 44, 44, 45, 45, 45, 45, 45, 46, 46, 46, 46, 47, 47, 47, 47, 47, 48, 48, 48, 48, 49, 49, 49, 49,
-    49, 50, 50, 50, 50, 51, 51, 51, 51, 51, 52, 52, 52, 52, 53, 53, 53, 53, 53, 54, 54, 54, 54, 55, 55, 55, 55, 55, 56, 56, 56, 56,
-    57, 57, 57, 57, 57, 58, 58, 58, 58, 59, 59, 59, 59, 59, 60, 60, 60, 60, 61, 61, 61, 61, 61, 62, 62, 62, 62, 63, 63, 63, 63, 63,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms3_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms3_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms3_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k64.f16.e"
+    "4m3.e4m3\000k64.f16.e4m3.e5"
+    "m2\000k64.f16.e5m2.e4m3\000k64"
+    ".f16.e5m2.e5m2\000k16.f32.t"
+    "f32.tf32\000k64.f32.e4m3.e4"
+    "m3\000k64.f32.e4m3.e5m2\000k64"
+    ".f32.e5m2.e4m3\000k64.f32.e"
+    "5m2.e5m2\000wgmma.mma_async"
+    ".sp.sync.aligned.m64n16\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n24\000wgmma.mma"
+    "_async.sp.sync.aligned.m"
+    "64n32\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n40\000wgm"
+    "ma.mma_async.sp.sync.ali"
+    "gned.m64n48\000wgmma.mma_as"
+    "ync.sp.sync.aligned.m64n"
+    "56\000wgmma.mma_async.sp.sy"
+    "nc.aligned.m64n64\000wgmma."
+    "mma_async.sp.sync.aligne"
+    "d.m64n72\000wgmma.mma_async"
+    ".sp.sync.aligned.m64n80\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n88\000wgmma.mma"
+    "_async.sp.sync.aligned.m"
+    "64n96\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n104\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n112\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n120\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n128\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n136\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n144\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n152\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n160\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n168\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n176\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n184\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n192\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n200\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n208\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n216\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n224\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n232\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n240\000wgmma.mma_async.sp"
+    ".sync.aligned.m64n248\000wg"
+    "mma.mma_async.sp.sync.al"
+    "igned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms3_opcode[] =
+    "\001\000'\000\001\0009\000\001\000K\000\001\000]\000\001\000o\000\001\000\201\000"
+    "\001\000\223\000\001\000\245\000\001\000\267\000\311\000'\000\311\0009\000\311\000K\000"
+    "\311\000]\000\311\000o\000\311\000\201\000\311\000\223\000\311\000\245\000\311\000\267\000"
+    "\360\000'\000\360\0009\000\360\000K\000\360\000]\000\360\000o\000\360\000\201\000"
+    "\360\000\223\000\360\000\245\000\360\000\267\000\027\001'\000\027\0019\000\027\001K\000"
+    "\027\001]\000\027\001o\000\027\001\201\000\027\001\223\000\027\001\245\000\027\001\267\000"
+    ">\001'\000>\0019\000>\001K\000>\001]\000>\001o\000>\001\201\000"
+    ">\001\223\000>\001\245\000>\001\267\000e\001'\000e\0019\000e\001K\000"
+    "e\001]\000e\001o\000e\001\201\000e\001\223\000e\001\245\000e\001\267\000"
+    "\214\001'\000\214\0019\000\214\001K\000\214\001]\000\214\001o\000\214\001\201\000"
+    "\214\001\223\000\214\001\245\000\214\001\267\000\263\001'\000\263\0019\000\263\001K\000"
+    "\263\001]\000\263\001o\000\263\001\201\000\263\001\223\000\263\001\245\000\263\001\267\000"
+    "\332\001'\000\332\0019\000\332\001K\000\332\001]\000\332\001o\000\332\001\201\000"
+    "\332\001\223\000\332\001\245\000\332\001\267\000\001\002'\000\001\0029\000\001\002K\000"
+    "\001\002]\000\001\002o\000\001\002\201\000\001\002\223\000\001\002\245\000\001\002\267\000"
+    "(\002'\000(\0029\000(\002K\000(\002]\000(\002o\000(\002\201\000"
+    "(\002\223\000(\002\245\000(\002\267\000O\002'\000O\0029\000O\002K\000"
+    "O\002]\000O\002o\000O\002\201\000O\002\223\000O\002\245\000O\002\267\000"
+    "v\002'\000v\0029\000v\002K\000v\002]\000v\002o\000v\002\201\000"
+    "v\002\223\000v\002\245\000v\002\267\000\236\002'\000\236\0029\000\236\002K\000"
+    "\236\002]\000\236\002o\000\236\002\201\000\236\002\223\000\236\002\245\000\236\002\267\000"
+    "\306\002'\000\306\0029\000\306\002K\000\306\002]\000\306\002o\000\306\002\201\000"
+    "\306\002\223\000\306\002\245\000\306\002\267\000\356\002'\000\356\0029\000\356\002K\000"
+    "\356\002]\000\356\002o\000\356\002\201\000\356\002\223\000\356\002\245\000\356\002\267\000"
+    "\026\003'\000\026\0039\000\026\003K\000\026\003]\000\026\003o\000\026\003\201\000"
+    "\026\003\223\000\026\003\245\000\026\003\267\000>\003'\000>\0039\000>\003K\000"
+    ">\003]\000>\003o\000>\003\201\000>\003\223\000>\003\245\000>\003\267\000"
+    "f\003'\000f\0039\000f\003K\000f\003]\000f\003o\000f\003\201\000"
+    "f\003\223\000f\003\245\000f\003\267\000\216\003'\000\216\0039\000\216\003K\000"
+    "\216\003]\000\216\003o\000\216\003\201\000\216\003\223\000\216\003\245\000\216\003\267\000"
+    "\266\003'\000\266\0039\000\266\003K\000\266\003]\000\266\003o\000\266\003\201\000"
+    "\266\003\223\000\266\003\245\000\266\003\267\000\336\003'\000\336\0039\000\336\003K\000"
+    "\336\003]\000\336\003o\000\336\003\201\000\336\003\223\000\336\003\245\000\336\003\267\000"
+    "\006\004'\000\006\0049\000\006\004K\000\006\004]\000\006\004o\000\006\004\201\000"
+    "\006\004\223\000\006\004\245\000\006\004\267\000.\004'\000.\0049\000.\004K\000"
+    ".\004]\000.\004o\000.\004\201\000.\004\223\000.\004\245\000.\004\267\000"
+    "V\004'\000V\0049\000V\004K\000V\004]\000V\004o\000V\004\201\000"
+    "V\004\223\000V\004\245\000V\004\267\000~\004'\000~\0049\000~\004K\000"
+    "~\004]\000~\004o\000~\004\201\000~\004\223\000~\004\245\000~\004\267\000"
+    "\246\004'\000\246\0049\000\246\004K\000\246\004]\000\246\004o\000\246\004\201\000"
+    "\246\004\223\000\246\004\245\000\246\004\267\000\316\004'\000\316\0049\000\316\004K\000"
+    "\316\004]\000\316\004o\000\316\004\201\000\316\004\223\000\316\004\245\000\316\004\267\000"
+    "\366\004'\000\366\0049\000\366\004K\000\366\004]\000\366\004o\000\366\004\201\000"
+    "\366\004\223\000\366\004\245\000\366\004\267\000\036\005'\000\036\0059\000\036\005K\000"
+    "\036\005]\000\036\005o\000\036\005\201\000\036\005\223\000\036\005\245\000\036\005\267\000"
+    "F\005'\000F\0059\000F\005K\000F\005]\000F\005o\000F\005\201\000"
+    "F\005\223\000F\005\245\000F\005\267\000n\005'\000n\0059\000n\005K\000"
+    "n\005]\000n\005o\000n\005\201\000n\005\223\000n\005\245\000n\005\267\000";
+inline constexpr char wgmma_mma_async_sp_forms3_immediates[] =
+    ", %0\000, %1, %2\000";
+inline constexpr char wgmma_mma_async_sp_forms3_statement[] =
+    "\000\000\000\000\001\001\001\001\001\002\002\002\002\003\003\003\003\003\004\004\004\004\005\005"
+    "\005\005\005\006\006\006\006\007\007\007\007\007\010\010\010\010\011\011\011\011\011\012\012\012"
+    "\012\013\013\013\013\013\014\014\014\014\015\015\015\015\015\016\016\016\016\017\017\017\017\017"
+    "\020\020\020\020\021\021\021\021\021\022\022\022\022\023\023\023\023\023\024\024\024\024\025\025"
+    "\025\025\025\026\026\026\026\027\027\027\027\027\030\030\030\030\031\031\031\031\031\032\032\032"
+    "\032\033\033\033\033\033\034\034\034\034\035\035\035\035\035\036\036\036\036\037\037\037\037\037"
+    "    !!!!!\"\"\"\"#####$$$$%%"
+    "%%%&&&&'''''(((()))))***"
+    "*+++++,,,,-----..../////"
+    "000011111222233333444455"
+    "555666677777888899999:::"
+    ":;;;;;<<<<=====>>>>\?\?\?\?\?";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms3_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms3_opcode_pieces, wgmma_mma_async_sp_forms3_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 1, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<detail::packed_at<1>(wgmma_mma_async_sp_forms3_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms3_opcode_pieces, wgmma_mma_async_sp_forms3_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 0, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>, detail::immediate_text<wgmma_mma_async_sp_forms3_immediates, 5, PtxgenSpSel, PtxgenImmScaleA, PtxgenImmScaleB>>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms4: the opcode of each form, in the order of wgmma_mma_async_sp_forms4_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms4_opcode_pieces), and the asm statement of
-// wgmma_asm2 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms4_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.s32.u8.u8", "k64.satfinite.s32.u8.u8",
-    "k64.s32.u8.s8", "k64.satfinite.s32.u8.s8", "k64.s32.s8.u8", "k64.satfinite.s32.s8.u8",
-    "k64.s32.s8.s8", "k64.satfinite.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24",
-    "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n80",
-    "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n144",
-    "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n208",
-    "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms4_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
-    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
-    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
-    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
-    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
-    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
-    20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7, 20, 8, 20, 9,
-    21, 2, 21, 3, 21, 4, 21, 5, 21, 6, 21, 7, 21, 8, 21, 9,
-    22, 2, 22, 3, 22, 4, 22, 5, 22, 6, 22, 7, 22, 8, 22, 9,
-    23, 2, 23, 3, 23, 4, 23, 5, 23, 6, 23, 7, 23, 8, 23, 9,
-    24, 2, 24, 3, 24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9,
-    25, 2, 25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms4_immediates[] = {
-    ", %0",
-    "",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms4_statement[] = {
-    2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14, 14, 14, 14,
-    22, 22, 22, 22, 22, 22, 22, 22, 30, 30, 30, 30, 30, 30, 30, 30, 38, 38, 38, 38, 38, 38, 38, 38, 46, 46, 46, 46, 46, 46, 46, 46,
-    54, 54, 54, 54, 54, 54, 54, 54, 62, 62, 62, 62, 62, 62, 62, 62, 64, 64, 64, 64, 64, 64, 64, 64, 65, 65, 65, 65, 65, 65, 65, 65,
-    66, 66, 66, 66, 66, 66, 66, 66, 67, 67, 67, 67, 67, 67, 67, 67, 68, 68, 68, 68, 68, 68, 68, 68, 69, 69, 69, 69, 69, 69, 69, 69,
-    70, 70, 70, 70, 70, 70, 70, 70, 71, 71, 71, 71, 71, 71, 71, 71,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms4_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms4_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms4_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k64.s32.u"
+    "8.u8\000k64.satfinite.s32.u"
+    "8.u8\000k64.s32.u8.s8\000k64.s"
+    "atfinite.s32.u8.s8\000k64.s"
+    "32.s8.u8\000k64.satfinite.s"
+    "32.s8.u8\000k64.s32.s8.s8\000k"
+    "64.satfinite.s32.s8.s8\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n16\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n24\000wgmma.mma_async.sp."
+    "sync.aligned.m64n32\000wgmm"
+    "a.mma_async.sp.sync.alig"
+    "ned.m64n48\000wgmma.mma_asy"
+    "nc.sp.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sp.syn"
+    "c.aligned.m64n80\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n96\000wgmma.mma_async."
+    "sp.sync.aligned.m64n112\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n128\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n144\000wgmma.mma_async."
+    "sp.sync.aligned.m64n160\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n176\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n192\000wgmma.mma_async."
+    "sp.sync.aligned.m64n208\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n224\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n240\000wgmma.mma_async."
+    "sp.sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms4_opcode[] =
+    "\001\000'\000\001\0005\000\001\000M\000\001\000[\000\001\000s\000\001\000\201\000"
+    "\001\000\231\000\001\000\247\000\277\000'\000\277\0005\000\277\000M\000\277\000[\000"
+    "\277\000s\000\277\000\201\000\277\000\231\000\277\000\247\000\346\000'\000\346\0005\000"
+    "\346\000M\000\346\000[\000\346\000s\000\346\000\201\000\346\000\231\000\346\000\247\000"
+    "\015\001'\000\015\0015\000\015\001M\000\015\001[\000\015\001s\000\015\001\201\000"
+    "\015\001\231\000\015\001\247\0004\001'\0004\0015\0004\001M\0004\001[\000"
+    "4\001s\0004\001\201\0004\001\231\0004\001\247\000[\001'\000[\0015\000"
+    "[\001M\000[\001[\000[\001s\000[\001\201\000[\001\231\000[\001\247\000"
+    "\202\001'\000\202\0015\000\202\001M\000\202\001[\000\202\001s\000\202\001\201\000"
+    "\202\001\231\000\202\001\247\000\251\001'\000\251\0015\000\251\001M\000\251\001[\000"
+    "\251\001s\000\251\001\201\000\251\001\231\000\251\001\247\000\320\001'\000\320\0015\000"
+    "\320\001M\000\320\001[\000\320\001s\000\320\001\201\000\320\001\231\000\320\001\247\000"
+    "\370\001'\000\370\0015\000\370\001M\000\370\001[\000\370\001s\000\370\001\201\000"
+    "\370\001\231\000\370\001\247\000 \002'\000 \0025\000 \002M\000 \002[\000"
+    " \002s\000 \002\201\000 \002\231\000 \002\247\000H\002'\000H\0025\000"
+    "H\002M\000H\002[\000H\002s\000H\002\201\000H\002\231\000H\002\247\000"
+    "p\002'\000p\0025\000p\002M\000p\002[\000p\002s\000p\002\201\000"
+    "p\002\231\000p\002\247\000\230\002'\000\230\0025\000\230\002M\000\230\002[\000"
+    "\230\002s\000\230\002\201\000\230\002\231\000\230\002\247\000\300\002'\000\300\0025\000"
+    "\300\002M\000\300\002[\000\300\002s\000\300\002\201\000\300\002\231\000\300\002\247\000"
+    "\350\002'\000\350\0025\000\350\002M\000\350\002[\000\350\002s\000\350\002\201\000"
+    "\350\002\231\000\350\002\247\000\020\003'\000\020\0035\000\020\003M\000\020\003[\000"
+    "\020\003s\000\020\003\201\000\020\003\231\000\020\003\247\0008\003'\0008\0035\000"
+    "8\003M\0008\003[\0008\003s\0008\003\201\0008\003\231\0008\003\247\000";
+inline constexpr char wgmma_mma_async_sp_forms4_immediates[] =
+    ", %0\000\000";
+inline constexpr char wgmma_mma_async_sp_forms4_statement[] =
+    "\002\002\002\002\002\002\002\002\006\006\006\006\006\006\006\006\012\012\012\012\012\012\012\012"
+    "\016\016\016\016\016\016\016\016\026\026\026\026\026\026\026\026\036\036\036\036\036\036\036\036"
+    "&&&&&&&&........66666666"
+    ">>>>>>>>@@@@@@@@AAAAAAAA"
+    "BBBBBBBBCCCCCCCCDDDDDDDD"
+    "EEEEEEEEFFFFFFFFGGGGGGGG";
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm2<wgmma_mma_async_sp_forms4_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms4_opcode_pieces, wgmma_mma_async_sp_forms4_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms4_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_desc, b_desc, sp_meta, scale_d);
+    wgmma_asm2<detail::packed_at<1>(wgmma_mma_async_sp_forms4_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms4_opcode_pieces, wgmma_mma_async_sp_forms4_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms4_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_desc, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 
 // wgmma_mma_async_sp_forms5: the opcode of each form, in the order of wgmma_mma_async_sp_forms5_table, as
-// two pieces (their numbers in wgmma_mma_async_sp_forms5_opcode_pieces), and the asm statement of
-// wgmma_asm3 it takes.
-inline constexpr const char* wgmma_mma_async_sp_forms5_opcode_pieces[] = {
-    "", "wgmma.mma_async.sp.sync.aligned.m64n8", "k64.s32.u8.u8", "k64.satfinite.s32.u8.u8",
-    "k64.s32.u8.s8", "k64.satfinite.s32.u8.s8", "k64.s32.s8.u8", "k64.satfinite.s32.s8.u8",
-    "k64.s32.s8.s8", "k64.satfinite.s32.s8.s8", "wgmma.mma_async.sp.sync.aligned.m64n16", "wgmma.mma_async.sp.sync.aligned.m64n24",
-    "wgmma.mma_async.sp.sync.aligned.m64n32", "wgmma.mma_async.sp.sync.aligned.m64n48", "wgmma.mma_async.sp.sync.aligned.m64n64", "wgmma.mma_async.sp.sync.aligned.m64n80",
-    "wgmma.mma_async.sp.sync.aligned.m64n96", "wgmma.mma_async.sp.sync.aligned.m64n112", "wgmma.mma_async.sp.sync.aligned.m64n128", "wgmma.mma_async.sp.sync.aligned.m64n144",
-    "wgmma.mma_async.sp.sync.aligned.m64n160", "wgmma.mma_async.sp.sync.aligned.m64n176", "wgmma.mma_async.sp.sync.aligned.m64n192", "wgmma.mma_async.sp.sync.aligned.m64n208",
-    "wgmma.mma_async.sp.sync.aligned.m64n224", "wgmma.mma_async.sp.sync.aligned.m64n240", "wgmma.mma_async.sp.sync.aligned.m64n256",
-};
-inline constexpr unsigned char wgmma_mma_async_sp_forms5_opcode[] = {
-    1, 2, 1, 3, 1, 4, 1, 5, 1, 6, 1, 7, 1, 8, 1, 9,
-    10, 2, 10, 3, 10, 4, 10, 5, 10, 6, 10, 7, 10, 8, 10, 9,
-    11, 2, 11, 3, 11, 4, 11, 5, 11, 6, 11, 7, 11, 8, 11, 9,
-    12, 2, 12, 3, 12, 4, 12, 5, 12, 6, 12, 7, 12, 8, 12, 9,
-    13, 2, 13, 3, 13, 4, 13, 5, 13, 6, 13, 7, 13, 8, 13, 9,
-    14, 2, 14, 3, 14, 4, 14, 5, 14, 6, 14, 7, 14, 8, 14, 9,
-    15, 2, 15, 3, 15, 4, 15, 5, 15, 6, 15, 7, 15, 8, 15, 9,
-    16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16, 8, 16, 9,
-    17, 2, 17, 3, 17, 4, 17, 5, 17, 6, 17, 7, 17, 8, 17, 9,
-    18, 2, 18, 3, 18, 4, 18, 5, 18, 6, 18, 7, 18, 8, 18, 9,
-    19, 2, 19, 3, 19, 4, 19, 5, 19, 6, 19, 7, 19, 8, 19, 9,
-    20, 2, 20, 3, 20, 4, 20, 5, 20, 6, 20, 7, 20, 8, 20, 9,
-    21, 2, 21, 3, 21, 4, 21, 5, 21, 6, 21, 7, 21, 8, 21, 9,
-    22, 2, 22, 3, 22, 4, 22, 5, 22, 6, 22, 7, 22, 8, 22, 9,
-    23, 2, 23, 3, 23, 4, 23, 5, 23, 6, 23, 7, 23, 8, 23, 9,
-    24, 2, 24, 3, 24, 4, 24, 5, 24, 6, 24, 7, 24, 8, 24, 9,
-    25, 2, 25, 3, 25, 4, 25, 5, 25, 6, 25, 7, 25, 8, 25, 9,
-    26, 2, 26, 3, 26, 4, 26, 5, 26, 6, 26, 7, 26, 8, 26, 9,
-};
-inline constexpr const char* wgmma_mma_async_sp_forms5_immediates[] = {
-    ", %0",
-    "",
-};
-inline constexpr unsigned short wgmma_mma_async_sp_forms5_statement[] = {
-    2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 10, 10, 10, 10, 10, 10, 10, 10, 14, 14, 14, 14, 14, 14, 14, 14,
-    22, 22, 22, 22, 22, 22, 22, 22, 30, 30, 30, 30, 30, 30, 30, 30, 38, 38, 38, 38, 38, 38, 38, 38, 46, 46, 46, 46, 46, 46, 46, 46,
-    54, 54, 54, 54, 54, 54, 54, 54, 62, 62, 62, 62, 62, 62, 62, 62, 64, 64, 64, 64, 64, 64, 64, 64, 65, 65, 65, 65, 65, 65, 65, 65,
-    66, 66, 66, 66, 66, 66, 66, 66, 67, 67, 67, 67, 67, 67, 67, 67, 68, 68, 68, 68, 68, 68, 68, 68, 69, 69, 69, 69, 69, 69, 69, 69,
-    70, 70, 70, 70, 70, 70, 70, 70, 71, 71, 71, 71, 71, 71, 71, 71,
-};
+// two pieces (NUL-terminated texts in wgmma_mma_async_sp_forms5_opcode_pieces, at the offsets in
+// wgmma_mma_async_sp_forms5_opcode, 2 byte(s) each), and the asm statement of
+// wgmma_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char wgmma_mma_async_sp_forms5_opcode_pieces[] =
+    "\000wgmma.mma_async.sp.sync"
+    ".aligned.m64n8\000k64.s32.u"
+    "8.u8\000k64.satfinite.s32.u"
+    "8.u8\000k64.s32.u8.s8\000k64.s"
+    "atfinite.s32.u8.s8\000k64.s"
+    "32.s8.u8\000k64.satfinite.s"
+    "32.s8.u8\000k64.s32.s8.s8\000k"
+    "64.satfinite.s32.s8.s8\000w"
+    "gmma.mma_async.sp.sync.a"
+    "ligned.m64n16\000wgmma.mma_"
+    "async.sp.sync.aligned.m6"
+    "4n24\000wgmma.mma_async.sp."
+    "sync.aligned.m64n32\000wgmm"
+    "a.mma_async.sp.sync.alig"
+    "ned.m64n48\000wgmma.mma_asy"
+    "nc.sp.sync.aligned.m64n6"
+    "4\000wgmma.mma_async.sp.syn"
+    "c.aligned.m64n80\000wgmma.m"
+    "ma_async.sp.sync.aligned"
+    ".m64n96\000wgmma.mma_async."
+    "sp.sync.aligned.m64n112\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n128\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n144\000wgmma.mma_async."
+    "sp.sync.aligned.m64n160\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n176\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n192\000wgmma.mma_async."
+    "sp.sync.aligned.m64n208\000"
+    "wgmma.mma_async.sp.sync."
+    "aligned.m64n224\000wgmma.mm"
+    "a_async.sp.sync.aligned."
+    "m64n240\000wgmma.mma_async."
+    "sp.sync.aligned.m64n256\000";
+inline constexpr char wgmma_mma_async_sp_forms5_opcode[] =
+    "\001\000'\000\001\0005\000\001\000M\000\001\000[\000\001\000s\000\001\000\201\000"
+    "\001\000\231\000\001\000\247\000\277\000'\000\277\0005\000\277\000M\000\277\000[\000"
+    "\277\000s\000\277\000\201\000\277\000\231\000\277\000\247\000\346\000'\000\346\0005\000"
+    "\346\000M\000\346\000[\000\346\000s\000\346\000\201\000\346\000\231\000\346\000\247\000"
+    "\015\001'\000\015\0015\000\015\001M\000\015\001[\000\015\001s\000\015\001\201\000"
+    "\015\001\231\000\015\001\247\0004\001'\0004\0015\0004\001M\0004\001[\000"
+    "4\001s\0004\001\201\0004\001\231\0004\001\247\000[\001'\000[\0015\000"
+    "[\001M\000[\001[\000[\001s\000[\001\201\000[\001\231\000[\001\247\000"
+    "\202\001'\000\202\0015\000\202\001M\000\202\001[\000\202\001s\000\202\001\201\000"
+    "\202\001\231\000\202\001\247\000\251\001'\000\251\0015\000\251\001M\000\251\001[\000"
+    "\251\001s\000\251\001\201\000\251\001\231\000\251\001\247\000\320\001'\000\320\0015\000"
+    "\320\001M\000\320\001[\000\320\001s\000\320\001\201\000\320\001\231\000\320\001\247\000"
+    "\370\001'\000\370\0015\000\370\001M\000\370\001[\000\370\001s\000\370\001\201\000"
+    "\370\001\231\000\370\001\247\000 \002'\000 \0025\000 \002M\000 \002[\000"
+    " \002s\000 \002\201\000 \002\231\000 \002\247\000H\002'\000H\0025\000"
+    "H\002M\000H\002[\000H\002s\000H\002\201\000H\002\231\000H\002\247\000"
+    "p\002'\000p\0025\000p\002M\000p\002[\000p\002s\000p\002\201\000"
+    "p\002\231\000p\002\247\000\230\002'\000\230\0025\000\230\002M\000\230\002[\000"
+    "\230\002s\000\230\002\201\000\230\002\231\000\230\002\247\000\300\002'\000\300\0025\000"
+    "\300\002M\000\300\002[\000\300\002s\000\300\002\201\000\300\002\231\000\300\002\247\000"
+    "\350\002'\000\350\0025\000\350\002M\000\350\002[\000\350\002s\000\350\002\201\000"
+    "\350\002\231\000\350\002\247\000\020\003'\000\020\0035\000\020\003M\000\020\003[\000"
+    "\020\003s\000\020\003\201\000\020\003\231\000\020\003\247\0008\003'\0008\0035\000"
+    "8\003M\0008\003[\0008\003s\0008\003\201\0008\003\231\0008\003\247\000";
+inline constexpr char wgmma_mma_async_sp_forms5_immediates[] =
+    ", %0\000\000";
+inline constexpr char wgmma_mma_async_sp_forms5_statement[] =
+    "\002\002\002\002\002\002\002\002\006\006\006\006\006\006\006\006\012\012\012\012\012\012\012\012"
+    "\016\016\016\016\016\016\016\016\026\026\026\026\026\026\026\026\036\036\036\036\036\036\036\036"
+    "&&&&&&&&........66666666"
+    ">>>>>>>>@@@@@@@@AAAAAAAA"
+    "BBBBBBBBCCCCCCCCDDDDDDDD"
+    "EEEEEEEEFFFFFFFFGGGGGGGG";
 
 template <long long PtxgenF, long long PtxgenSpSel, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_regs, PtxgenA2 b_desc, PtxgenA3 sp_meta, PtxgenA4 scale_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    wgmma_asm3<wgmma_mma_async_sp_forms5_statement[PtxgenF], detail::opcode_text<wgmma_mma_async_sp_forms5_opcode_pieces, wgmma_mma_async_sp_forms5_opcode, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms5_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_regs, b_desc, sp_meta, scale_d);
+    wgmma_asm3<detail::packed_at<1>(wgmma_mma_async_sp_forms5_statement, PtxgenF), detail::opcode_text<wgmma_mma_async_sp_forms5_opcode_pieces, wgmma_mma_async_sp_forms5_opcode, 2, PtxgenF>, detail::immediate_text<wgmma_mma_async_sp_forms5_immediates, 0, PtxgenSpSel>, detail::no_text>(d, a_regs, b_desc, sp_meta, scale_d);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
