@@ -69,6 +69,12 @@ def test_each_pass_reads_only_the_forms_its_target_can_have(
         r'^# \d+ "[^"]*/ptxgen/ptx/' + f + r'\.(device|forms)\.hpp"', text, re.M)}
         for name, text in passes.items()}
     assert opened == expected
+    # within a family, a wrapper whose forms the target cannot have is left out too:
+    # .im2col::w loads are sm_100 and later, block-scaled mma.sync sm_120a / sm_121a only
+    device = passes["compute_" + arch.removeprefix("sm_")]
+    assert ("cp_async_bulk_tensor_load_im2col_w_forms0_table" in device) == (arch == "sm_100a")
+    assert "mma_sync_block_scale_forms0_table" not in device
+    assert "mma_sync_forms0_table" in device
 
 
 SELECT = r"m64n(128|256)k16\.f32\.bf16"

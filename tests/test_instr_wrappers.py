@@ -53,17 +53,17 @@ def _supported(call: Mapping[str, Any], target: str, version: str | None = None)
     return bool(call["form"].support.supported(TARGETS, target, version or TARGETS.newest))
 
 
-def _file_has_a_form(call: Mapping[str, Any], target: str) -> bool:
-    """Whether any form of the call's spec file has ``target`` (at any version): else the
-    device pass sees one declaration per wrapper name, whose refusal names every target
-    of the wrapper's forms (``any_form_error``)."""
-    spec_file = call["form"].instruction.spec_file
+def _wrapper_has_a_form(call: Mapping[str, Any], target: str) -> bool:
+    """Whether any form of the call's wrapper (the forms that share its refusal
+    ``any_form_error``, named after the wrapper) has ``target`` at any version: else the
+    device pass sees one declaration per wrapper name and operand count, whose refusal
+    names every target of the wrapper's forms."""
     return any(target in c["form"].support.targets for c in CALLS.values()
-               if c["form"].instruction.spec_file == spec_file)
+               if c["any_form_error"] == call["any_form_error"])
 
 
 def _expected_refusal(call: Mapping[str, Any], target: str) -> str:
-    return str(call["error"] if _file_has_a_form(call, target) else call["any_form_error"])
+    return str(call["error"] if _wrapper_has_a_form(call, target) else call["any_form_error"])
 
 
 # nvcc 13.0 writes PTX ISA 9.0: forms of later versions (.ignore_oob, .add.noftz.f32, ...)

@@ -87,8 +87,8 @@ def test_editing_a_spec_file_invalidates_the_entry(cache_home: Path, spec_copy: 
                     encoding="utf-8")
     assert _cli("generate", "--spec", str(spec_copy), "--out", str(tmp_path / "b"),
                 env=env).returncode == 0
-    header = (tmp_path / "b" / "include" / "ptxgen" / "ptx" / "clusterlaunchcontrol.hpp"
-              ).read_text(encoding="utf-8")
+    header = (tmp_path / "b" / "include" / "ptxgen" / "ptx" / "clusterlaunchcontrol.device.hpp"
+              ).read_text(encoding="utf-8")  # the wrappers, with their documentation
     assert "ask to cancel a cluster that has not started" in header
     assert TITLE not in header
     # an invalid edit: the same command fails at the file's line, every time

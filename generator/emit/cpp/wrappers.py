@@ -61,10 +61,14 @@ nvcc / NVRTC 12.5 and later). It is included only in device passes whose target 
 have a form of the file (``PTXGEN_PTX_FAMILY``): an sm_100a pass never reads wgmma's
 asm statements, nor the generic compute_90 pass of an sm_90a build, nor the host pass;
 in such passes the wrappers are the declarations above, and a call compiles to its
-refusal. The tables (forms, opcode pieces, statement numbers, immediates' formats) are
-string literals (``escape.cpp_bytes``: numbers packed in as few bytes as hold the
-largest): a compiler takes a literal for a small fraction of the cost of an array of
-numbers or of pointers to literals, which its front end evaluates element by element.
+refusal. Within a file, a wrapper whose forms are on fewer targets than the file's is
+left out the same way (``_wrapper_guards``: ``#if`` around its overloads and its forms'
+tables and asm functions). The qualifier ``static_assert``s that every overload of a
+wrapper makes are one class template per wrapper (``_shared_checks``). The tables (forms,
+opcode pieces, statement numbers, immediates' formats) are string literals
+(``escape.cpp_bytes``: numbers packed in as few bytes as hold the largest): a compiler
+takes a literal for a small fraction of the cost of an array of numbers or of pointers
+to literals, which its front end evaluates element by element.
 The cost of including a wrapper header is then that of its declarations everywhere
 but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 """
@@ -1448,12 +1452,20 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             externs[any_error] = None
             for sup in selected.values():
                 family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+            own = 0  # the targets with a form of this wrapper (selected or not)
+            for sup in supports.values():
+                own |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
             _check_distinct(ins, overloads, distinct)
             for ov in overloads:
                 ov["any_form_error"] = any_error
+                ov["wrapper_mask"] = own
+                ov["wrapper_id"] = (ins.id, w.name)
+            if overloads:
+                overloads[0]["wrapper_first"] = True
+                overloads[-1]["wrapper_last"] = True
             for ov in overloads:  # one result struct per function name
                 if ov["result_struct"] and ov["result_struct"]["name"] in structs:
                     ov["result_struct"] = None
@@ -1482,12 +1494,16 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
         checkers += list(hp.checkers.values())
     stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
     host_helpers = _host_helpers(helpers, list(traits.values()), functions)
-    return {"statement_groups": _statement_groups(stem, functions),
+    check_structs = _shared_checks(functions)
+    host_functions = _host_declarations(ins, functions)
+    _wrapper_guards(functions, family, host_functions)
+    return {"statement_groups": _statement_groups(stem, functions, family),
             "host_helpers": [h for h in helpers if h["name"] in host_helpers],
             "device_helpers": [h for h in helpers if h["name"] not in host_helpers],
-            "host_functions": _host_declarations(ins, functions),
+            "host_functions": host_functions,
             "result_structs": [f["result_struct"] for f in functions if f["result_struct"]],
-            "check_helpers": check_helpers, "guard": f"PTXGEN_PTX_{stem.upper()}_HPP",
+            "check_helpers": check_helpers, "check_structs": check_structs,
+            "guard": f"PTXGEN_PTX_{stem.upper()}_HPP",
             "enums": enums, "helpers": helpers,
             "stem": stem, "family": f"0x{family:x}ull",
             "forms_guard": f"PTXGEN_PTX_{stem.upper()}_FORMS_HPP",
@@ -1502,6 +1518,65 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],
             "title": escape.cpp_comment_text(", ".join(i.name for i in instrs))}
+
+
+def _wrapper_guards(functions: list[dict[str, Any]], family: int,
+                    host_functions: list[dict[str, Any]]) -> None:
+    """Each wrapper whose forms' targets are fewer than its file's: its overloads (in the
+    ``.device.hpp``) and forms functions (in the ``.forms.hpp``) only where the target
+    being compiled may have one of them, ``prune`` on its first and last overload (the
+    mask; the other device passes get its one refusing declaration per name and operand
+    count, as a pass without the file's forms does); ``forms_guard`` on each overload with
+    a forms table. An sm_90a pass then reads no ``.override::global_address`` wrapper.
+    The wrapper's targets count every form of it, selected or not, so that a form left out
+    of a ``--select`` still fails with its selection message where the wrapper exists."""
+    for f in functions:
+        own = f["wrapper_mask"] & family
+        f["prune"] = None
+        f["forms_guard"] = f"0x{own:x}ull" if own != family else None
+        if own == family or not (f.get("wrapper_first") or f.get("wrapper_last")):
+            continue
+        names = {g["name"] for g in functions if g["wrapper_id"] == f["wrapper_id"]}
+        f["prune"] = {"mask": f"0x{own:x}ull", "first": bool(f.get("wrapper_first")),
+                      "last": bool(f.get("wrapper_last")),
+                      "generic": [d for d in host_functions if d["name"] in names]}
+
+
+_PTXGEN_NAME = re.compile(r"\bPtxgen\w+")
+
+
+def _shared_checks(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``static_assert``s that every overload with the same qualifier template
+    parameters makes (of one instruction: its ``_forms``/``fallback`` name it) and that
+    read those parameters only: one class template per such group holds them, and each
+    overload asserts its ``ok`` instead, so the device passes parse them once. Changes
+    ``functions``' statements in place; returns the class templates."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for f in functions:
+        if f["qualifier_template"]:
+            groups.setdefault((f["fallback"], f["qualifier_template"]), []).append(f)
+    out: list[dict[str, Any]] = []
+    for (_, template), overloads in groups.items():
+        if len(overloads) < 2:
+            continue
+        first = overloads[0]
+        params = set(_PTXGEN_NAME.findall(first["qualifier_args"]))
+        rest = [set(o["statements"]) for o in overloads[1:]]
+        common = [st for st in first["statements"] if st.startswith("static_assert(")
+                  and set(_PTXGEN_NAME.findall(st)) <= params
+                  and all(st in r for r in rest)]
+        if len(common) < 2:
+            continue
+        name = escape.ident(f"{first['name']}_checks")
+        while any(c["name"] == name for c in out):
+            name += "_"
+        out.append({"name": name, "function": first["name"], "statements": common,
+                    "template": ", ".join(p.split(" = ")[0] for p in template.split(", "))})
+        shared = set(common)
+        for o in overloads:
+            o["statements"] = [f"static_assert(detail::{name}<{first['qualifier_args']}>::ok);",
+                               *(st for st in o["statements"] if st not in shared)]
+    return out
 
 
 def _host_helpers(helpers: list[dict[str, Any]], traits: list[dict[str, Any]],
@@ -1578,10 +1653,12 @@ def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:
             "opcode_rows": escape.cpp_bytes(data), "opcode_width": width}
 
 
-def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _statement_groups(stem: str, functions: list[dict[str, Any]],
+                      family: int) -> list[dict[str, Any]]:
     """The asm statements of a file's forms, one function per parameter list (the forms
     functions with the same parameters share it, and its statements); each forms table
-    gets the statement of each of its forms in that function."""
+    gets the statement of each of its forms in that function. A function whose users'
+    forms are on fewer targets than the file's has their mask as its ``guard``."""
     groups: dict[str, dict[str, Any]] = {}
     for f in functions:
         t = f["forms"]
@@ -1591,7 +1668,8 @@ def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[s
         if g is None:
             g = groups[t["params"]] = {
                 "function": escape.ident(f"{stem}_asm{len(groups)}"), "params": t["params"],
-                "tparams": t["statement_tparams"], "texts": {}, "slots": 0}
+                "tparams": t["statement_tparams"], "texts": {}, "slots": 0, "mask": 0}
+        g["mask"] |= f["wrapper_mask"] & family
         g["slots"] = max(g["slots"], len(t["slot_texts"]))
         t["asm"] = g["function"]
         ks = [0 if x is None else g["texts"].setdefault(x, len(g["texts"]))
@@ -1607,6 +1685,7 @@ def _statement_groups(stem: str, functions: list[dict[str, Any]]) -> list[dict[s
                                         *t["slot_texts"],
                                         *["detail::no_text"] * (n - len(t["slot_texts"]))])
     return [{"function": g["function"], "params": g["params"],
+             "guard": f"0x{g['mask']:x}ull" if g["mask"] != family else None,
              "tparams": ", ".join(["int PtxgenK", *(f"class PtxgenT{i}"
                                                      for i in range(g["slots"] + 1)),
                                    *([g["tparams"]] if g["tparams"] else [])]),

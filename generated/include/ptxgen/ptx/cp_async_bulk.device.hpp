@@ -618,6 +618,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffff00ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -739,6 +743,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {

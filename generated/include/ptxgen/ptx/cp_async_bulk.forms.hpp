@@ -91,21 +91,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_asm7(PtxgenA0 dst_mem, PtxgenA1 src_mem, Pt
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_asm8(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%4 " "[%0], [%1], %2, %3;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "h"(byte_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_asm9(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0], [%1], %2, %3, %4;" :  : "l"(dst_mem), "r"(src_mem.value), "r"(size), "l"(cache_policy), "h"(byte_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -391,6 +395,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // cp_async_bulk_to_global_cp_mask_forms0: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_to_global_cp_mask_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -413,7 +418,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // cp_async_bulk_to_global_cp_mask_forms1: the opcode of each form, in the order of cp_async_bulk_to_global_cp_mask_forms1_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces, at the offsets in
 // cp_async_bulk_to_global_cp_mask_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -436,6 +443,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_prefetch_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_forms0_opcode_pieces, at the offsets in

@@ -93,6 +93,182 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint, cp_async_bulk_tensor_report PtxgenReport>
+struct cp_async_bulk_tensor_load_checks {
+    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_im2col with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_checks {
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_im2col_w with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_w_checks {
+    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_multicast with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint, cp_async_bulk_tensor_report PtxgenReport>
+struct cp_async_bulk_tensor_load_multicast_checks {
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
+                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_override with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_cta_group PtxgenCtaGroup>
+struct cp_async_bulk_tensor_load_override_checks {
+    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
+                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
+    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
+                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_im2col_multicast with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_multicast_checks {
+    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_load_im2col_w_multicast with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_load_im2col_w_multicast_checks {
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
+    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_tensor_store with these template
+// parameters makes, once.
+template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
+struct cp_async_bulk_tensor_store_checks {
+    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
+                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_prefetch_tensor with these template
+// parameters makes, once.
+template <cp_async_bulk_prefetch_tensor_dim PtxgenDim, cp_async_bulk_prefetch_tensor_load_mode PtxgenLoadMode, cp_async_bulk_prefetch_tensor_hint PtxgenHint>
+struct cp_async_bulk_prefetch_tensor_checks {
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
+    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
+                  "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
+    static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
+                  "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_reduce_async_bulk_tensor with these template
+// parameters makes, once.
+template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor_redop PtxgenRedop, cp_reduce_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
+struct cp_reduce_async_bulk_tensor_checks {
+    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
+    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.reduce.async.bulk.tensor: .im2col_no_offs needs 3d to 5d");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct cp_async_bulk_tensor_tensor_element_type {
@@ -367,26 +543,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
-                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_load_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -470,26 +627,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
-                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_load_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -562,16 +700,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_checks<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -649,16 +778,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_checks<PtxgenDim, PtxgenDst, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -677,6 +797,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffff00ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -736,24 +860,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_w_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -833,24 +940,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_w_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -869,6 +959,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -946,20 +1042,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
-                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1043,20 +1126,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
-                  "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1072,6 +1142,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1125,14 +1199,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_override_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
+    static_assert(detail::cp_async_bulk_tensor_load_override_checks<PtxgenDim, PtxgenDst, PtxgenCtaGroup>::ok);
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::none));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
@@ -1146,6 +1213,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1222,6 +1297,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1280,16 +1363,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_override_dim_stride_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 3, static_cast<long long>(PtxgenCtaGroup))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
+    static_assert(detail::cp_async_bulk_tensor_load_override_checks<PtxgenDim, PtxgenDst, PtxgenCtaGroup>::ok);
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d))),
                   "ptxgen: cp.async.bulk.tensor: .override::global_dim_stride needs 2d to 5d (1d takes .override::global_dim)");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
-    static_assert(!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global)),
-                  "ptxgen: cp.async.bulk.tensor: operand src_mem is required when dst = global");
-    static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
-                  "ptxgen: cp.async.bulk.tensor: operand mbar is only allowed when dst = {shared::cluster, shared::cta}");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_tensor_length = static_cast<decltype(sizeof(0))>(detail::cp_async_bulk_tensor_count_tensor(PtxgenDim, PtxgenDst, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::tile, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, cp_async_bulk_tensor_multicast::none, PtxgenCtaGroup, false, cp_async_bulk_tensor_report::none, true, cp_async_bulk_tensor_override_dims::global_dim_stride));
     static_assert(detail::cp_async_bulk_tensor_tensor_length<ptxgen_tensor_length == 0 ? PtxgenLength0 : ptxgen_tensor_length, PtxgenLength0>::ok);
@@ -1309,6 +1385,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1368,10 +1448,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_multicast_checks<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1451,10 +1528,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_multicast_checks<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1473,6 +1547,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x6db600ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1534,18 +1612,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_w_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1627,18 +1694,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
-    static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_tensor_load_im2col_w_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1657,6 +1713,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1707,16 +1769,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_store_checks<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1784,16 +1837,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
-                  "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
-                  "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
+    static_assert(detail::cp_async_bulk_tensor_store_checks<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1809,6 +1853,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1882,6 +1930,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 /**
  * `cp.async.bulk.tensor`: TMA copy of a tensor tile between global and shared memory (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -1920,6 +1976,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1994,6 +2058,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2044,12 +2112,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(detail::cp_async_bulk_prefetch_tensor_checks<PtxgenDim, PtxgenLoadMode, PtxgenHint>::ok);
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
@@ -2116,12 +2179,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(detail::cp_async_bulk_prefetch_tensor_checks<PtxgenDim, PtxgenLoadMode, PtxgenHint>::ok);
     static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
@@ -2139,6 +2197,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2197,6 +2259,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 /**
  * `cp.async.bulk.prefetch.tensor`: TMA prefetch of a tensor tile into L2 (spec: spec/instructions/cp_async_bulk_tensor.yaml).
@@ -2233,6 +2303,14 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2305,6 +2383,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2442,6 +2524,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x6db600ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2490,12 +2576,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(detail::cp_async_bulk_prefetch_tensor_checks<PtxgenDim, PtxgenLoadMode, PtxgenHint>::ok);
     static_assert((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
     static_assert(!((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint)),
@@ -2565,12 +2646,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 6, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenHint))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4))) || (((PtxgenDim == cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: .tile::gather4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128))) || (((PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_prefetch_tensor_dim::dim_2d))),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: the im2col modes need 3d to 5d");
-    static_assert(!((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col)),
-                  "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_offsets is required when load_mode = im2col");
+    static_assert(detail::cp_async_bulk_prefetch_tensor_checks<PtxgenDim, PtxgenLoadMode, PtxgenHint>::ok);
     static_assert((PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_prefetch_tensor_load_mode::im2col_w_128),
                   "ptxgen: cp.async.bulk.prefetch.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
     static_assert((PtxgenHint == cp_async_bulk_prefetch_tensor_hint::L2_cache_hint),
@@ -2591,6 +2667,12 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2654,10 +2736,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.reduce.async.bulk.tensor: .im2col_no_offs needs 3d to 5d");
+    static_assert(detail::cp_reduce_async_bulk_tensor_checks<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk.tensor: operand cache_policy is required when cache_hint = true");
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -2738,10 +2817,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.reduce.async.bulk.tensor: .im2col_no_offs needs 3d to 5d");
+    static_assert(detail::cp_reduce_async_bulk_tensor_checks<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk.tensor: operand cache_policy is only allowed when cache_hint = true");
     static_assert(detail::cp_reduce_async_bulk_tensor_tensor_element_type<detail::reg_or_t<1, PtxgenElem0>, PtxgenElem0>::ok);
@@ -2757,6 +2833,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2821,6 +2901,14 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2886,6 +2974,14 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2963,6 +3059,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 }  // namespace ptxgen::ptx
 

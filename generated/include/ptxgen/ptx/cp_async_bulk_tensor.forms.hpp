@@ -64,6 +64,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm3(PtxgenA0 dst_mem, PtxgenA1 tens
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm4(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -72,9 +73,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm4(PtxgenA0 dst_mem, PtxgenA1 tens
     else if constexpr (PtxgenK == 2) asm volatile("%10 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9};" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm5(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -83,6 +86,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm5(PtxgenA0 dst_mem, PtxgenA1 tens
     else if constexpr (PtxgenK == 2) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -122,6 +126,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm7(PtxgenA0 dst_mem, PtxgenA1 tens
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm8(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, PtxgenA4 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -132,18 +137,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm8(PtxgenA0 dst_mem, PtxgenA1 tens
     else if constexpr (PtxgenK == 4) asm volatile("%9 " "[%0], [%1, %7, {%2, %3, %4, %5, %6}], [%8];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm9(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%6 " "[%0], [%1, %3, {%4}, {%2}], [%5];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0]), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 global_address, const PtxgenA4& tensor_sizes, const PtxgenA5& lower_strides, PtxgenA6 upper_stride, PtxgenA7 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -153,6 +162,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm10(PtxgenA0 dst_mem, PtxgenA1 ten
     else if constexpr (PtxgenK == 3) asm volatile("%19 " "[%0], [%1, %7, {%8, %9, %10, %11, %12}, {%13, %14, %15, %16}, %17, {%2, %3, %4, %5, %6}], [%18];" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "r"(mbar.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -184,6 +194,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm12(PtxgenA0 dst_mem, PtxgenA1 ten
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -195,9 +206,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm13(PtxgenA0 dst_mem, PtxgenA1 ten
     else if constexpr (PtxgenK == 5) asm volatile("%11 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 dst_mem, PtxgenA1 tensor_map, const PtxgenA2& tensor_coords, PtxgenA3 mbar, const PtxgenA4& im2col_w, PtxgenA5 cta_mask, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -209,6 +222,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm14(PtxgenA0 dst_mem, PtxgenA1 ten
     else if constexpr (PtxgenK == 5) asm volatile("%12 " "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9}, %10, %11;" :  : "r"(dst_mem.value), "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "r"(mbar.value), "h"(im2col_w[0]), "h"(im2col_w[1]), "r"(cta_mask), "l"(cache_policy), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -238,6 +252,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm16(PtxgenA0 tensor_map, const Ptx
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, PtxgenA3 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -248,9 +263,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm17(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, %5, {%1, %2, %3, %4}], [%6];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "l"(global_address), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride, PtxgenA6 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -260,6 +277,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm18(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 3) asm volatile("%18 " "[%0, %6, {%7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, {%1, %2, %3, %4, %5}], [%17];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -289,6 +307,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm20(PtxgenA0 tensor_map, const Ptx
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm21(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -299,9 +318,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm21(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 4) asm volatile("%7 " "[%0, %6, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm22(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, const PtxgenA4& lower_strides, PtxgenA5 upper_stride) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -311,6 +332,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm22(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 3) asm volatile("%17 " "[%0, %6, {%7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, {%1, %2, %3, %4, %5}];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "l"(global_address), "h"(tensor_sizes[0]), "h"(tensor_sizes[1]), "h"(tensor_sizes[2]), "h"(tensor_sizes[3]), "h"(tensor_sizes[4]), "r"(lower_strides[0]), "r"(lower_strides[1]), "r"(lower_strides[2]), "r"(lower_strides[3]), "h"(upper_stride), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -336,6 +358,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm24(PtxgenA0 tensor_map, const Ptx
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm25(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -344,9 +367,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm25(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 2) asm volatile("%8 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7};" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm26(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, const PtxgenA2& im2col_w, PtxgenA3 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -355,15 +380,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm26(PtxgenA0 tensor_map, const Ptx
     else if constexpr (PtxgenK == 2) asm volatile("%9 " "[%0, {%1, %2, %3, %4, %5}], {%6, %7}, %8;" :  : "l"(tensor_map), "r"(tensor_coords[0]), "r"(tensor_coords[1]), "r"(tensor_coords[2]), "r"(tensor_coords[3]), "r"(tensor_coords[4]), "h"(im2col_w[0]), "h"(im2col_w[1]), "l"(cache_policy), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_asm27(PtxgenA0 tensor_map, const PtxgenA1& tensor_coords, PtxgenA2 global_address, const PtxgenA3& tensor_sizes, PtxgenA4 src_mem) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%5 " "[%0, %2, {%3}, {%1}], [%4];" :  : "l"(tensor_map), "r"(tensor_coords[0]), "l"(global_address), "h"(tensor_sizes[0]), "r"(src_mem.value), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // cp_async_bulk_tensor_load_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_forms0_opcode_pieces, at the offsets in
@@ -688,6 +716,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_forms1(PtxgenA0 dst_mem,
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_im2col_w_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -738,7 +767,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_me
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_forms1_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_forms1_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_im2col_w_forms1_opcode, 2 byte(s) each), and the asm statement of
@@ -792,6 +823,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_me
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_tensor_load_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_multicast_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_multicast_forms0_opcode_pieces, at the offsets in
@@ -1020,6 +1052,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_m
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_override_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -1070,7 +1103,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_forms0(PtxgenA0 dst_me
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_override_dim_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_dim_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_override_dim_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1104,7 +1139,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_forms0(PtxgenA0 ds
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_override_dim_stride_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_override_dim_stride_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -1153,6 +1190,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride_forms0(Ptxg
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_tensor_load_im2col_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_multicast_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_multicast_forms0_opcode_pieces, at the offsets in
@@ -1239,6 +1277,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -1294,7 +1333,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(Ptxge
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms1: the opcode of each form, in the order of cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_load_im2col_w_multicast_forms1_opcode, 2 byte(s) each), and the asm statement of
@@ -1354,6 +1395,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(Ptxge
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_tensor_store_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_forms0_opcode_pieces, at the offsets in
@@ -1426,6 +1468,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, co
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_store_override_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_override_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_store_override_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1456,7 +1499,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tenso
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_tensor_store_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_tensor_store_override_dim_stride_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_tensor_store_override_dim_stride_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1484,6 +1529,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride_forms0(Ptx
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_prefetch_tensor_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_forms0_opcode_pieces, at the offsets in
@@ -1552,6 +1598,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_forms1(PtxgenA0 tensor_map,
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_prefetch_tensor_override_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_override_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_prefetch_tensor_override_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1580,7 +1627,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_forms0(PtxgenA0 te
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_async_bulk_prefetch_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_prefetch_tensor_override_dim_stride_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1609,6 +1658,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride_forms0(
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_async_bulk_prefetch_tensor_im2col_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_forms0_opcode_pieces, at the offsets in
@@ -1663,6 +1713,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_forms1(PtxgenA0 tens
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of this wrapper's forms
 // cp_async_bulk_prefetch_tensor_im2col_w_forms0: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode_pieces, at the offsets in
 // cp_async_bulk_prefetch_tensor_im2col_w_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1691,7 +1742,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms0(PtxgenA0 te
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x6db600ull)  // the targets of this wrapper's forms
 // cp_async_bulk_prefetch_tensor_im2col_w_forms1: the opcode of each form, in the order of cp_async_bulk_prefetch_tensor_im2col_w_forms1_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode_pieces, at the offsets in
 // cp_async_bulk_prefetch_tensor_im2col_w_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1719,6 +1772,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w_forms1(PtxgenA0 te
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // cp_reduce_async_bulk_tensor_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_forms0_table, as
 // two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_forms0_opcode_pieces, at the offsets in
@@ -1912,6 +1966,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, c
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_reduce_async_bulk_tensor_override_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_forms0_table, as
 // two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_forms0_opcode_pieces, at the offsets in
 // cp_reduce_async_bulk_tensor_override_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -1964,7 +2019,9 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_forms0(PtxgenA0 tens
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_reduce_async_bulk_tensor_override_dim_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_forms0_table, as
 // two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_dim_forms0_opcode_pieces, at the offsets in
 // cp_reduce_async_bulk_tensor_override_dim_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -2006,7 +2063,9 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_forms0(PtxgenA0 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // cp_reduce_async_bulk_tensor_override_dim_stride_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_tensor_override_dim_stride_forms0_table, as
 // two pieces (NUL-terminated texts in cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode_pieces, at the offsets in
 // cp_reduce_async_bulk_tensor_override_dim_stride_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -2065,6 +2124,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride_forms0(Pt
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

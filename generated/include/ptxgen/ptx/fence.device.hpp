@@ -80,6 +80,10 @@ PTXGEN_PTX_DEVICE void fence(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -134,6 +138,14 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_sync_restrict() { detail::ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 /**
  * `fence.mbarrier_init`: release fence for prior mbarrier.init operations, at cluster scope (spec: spec/instructions/fence.yaml).
@@ -154,6 +166,14 @@ PTXGEN_PTX_DEVICE void fence_mbarrier_init(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_mbarrier_init() { detail::ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 /**
  * `fence.alias`: release fence restricted to reads, alias proxy (PTX ISA 9.5) (spec: spec/instructions/fence.yaml).
@@ -174,6 +194,10 @@ PTXGEN_PTX_DEVICE void fence_alias(
 #endif
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_alias() { detail::ptxgen_unsupported_target_fence_alias_is_only_on_sm_90_and_later_from_ptx_isa_9_5(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -233,6 +257,10 @@ PTXGEN_PTX_DEVICE void fence_proxy(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -347,6 +375,16 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -406,6 +444,10 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {

@@ -25,12 +25,14 @@ PTXGEN_PTX_DEVICE void fence_asm0() {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
 PTXGEN_PTX_DEVICE void fence_asm1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%1 " "[%0]%2;" :  : "l"(addr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
 #endif
 }
+#endif
 
 // fence_forms0: the opcode of each form, in the order of fence_forms0_table, as
 // two pieces (NUL-terminated texts in fence_forms0_opcode_pieces, at the offsets in
@@ -57,6 +59,7 @@ PTXGEN_PTX_DEVICE void fence_forms0() {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // fence_sync_restrict_forms0: the opcode of each form, in the order of fence_sync_restrict_forms0_table, as
 // two pieces (NUL-terminated texts in fence_sync_restrict_forms0_opcode_pieces, at the offsets in
 // fence_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -80,6 +83,7 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // fence_proxy_forms0: the opcode of each form, in the order of fence_proxy_forms0_table, as
 // two pieces (NUL-terminated texts in fence_proxy_forms0_opcode_pieces, at the offsets in
@@ -107,6 +111,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_forms0() {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // fence_proxy_tensormap_generic_forms0: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms0_table, as
 // two pieces (NUL-terminated texts in fence_proxy_tensormap_generic_forms0_opcode_pieces, at the offsets in
 // fence_proxy_tensormap_generic_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -129,7 +134,9 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // fence_proxy_tensormap_generic_forms1: the opcode of each form, in the order of fence_proxy_tensormap_generic_forms1_table, as
 // two pieces (NUL-terminated texts in fence_proxy_tensormap_generic_forms1_opcode_pieces, at the offsets in
 // fence_proxy_tensormap_generic_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -154,7 +161,9 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic_forms1(PtxgenA0 addr) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // fence_proxy_async_generic_forms0: the opcode of each form, in the order of fence_proxy_async_generic_forms0_table, as
 // two pieces (NUL-terminated texts in fence_proxy_async_generic_forms0_opcode_pieces, at the offsets in
 // fence_proxy_async_generic_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -183,6 +192,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // membar_forms0: the opcode of each form, in the order of membar_forms0_table, as
 // two pieces (NUL-terminated texts in membar_forms0_opcode_pieces, at the offsets in

@@ -139,6 +139,10 @@ PTXGEN_PTX_DEVICE void ldmatrix(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -206,6 +210,10 @@ PTXGEN_PTX_DEVICE void stmatrix(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+#endif
 
 }  // namespace ptxgen::ptx
 

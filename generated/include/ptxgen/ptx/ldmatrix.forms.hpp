@@ -30,6 +30,7 @@ PTXGEN_PTX_DEVICE void ldmatrix_asm0(PtxgenA0& d, PtxgenA1 p) {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void ldmatrix_asm1(PtxgenA0 p, const PtxgenA1& r) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -41,6 +42,7 @@ PTXGEN_PTX_DEVICE void ldmatrix_asm1(PtxgenA0 p, const PtxgenA1& r) {
     else if constexpr (PtxgenK == 5) asm volatile("%5 " "[%0], {%1, %2, %3, %4};" :  : "r"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // ldmatrix_forms0: the opcode of each form, in the order of ldmatrix_forms0_table, as
 // two pieces (NUL-terminated texts in ldmatrix_forms0_opcode_pieces, at the offsets in
@@ -96,6 +98,7 @@ PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p) {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // stmatrix_forms0: the opcode of each form, in the order of stmatrix_forms0_table, as
 // two pieces (NUL-terminated texts in stmatrix_forms0_opcode_pieces, at the offsets in
 // stmatrix_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -134,6 +137,7 @@ PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

@@ -85,6 +85,76 @@ PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarri
     return -1;
 }
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
+
+// The checks of the qualifiers that every overload of mbarrier_arrive_token with these template
+// parameters makes, once.
+template <mbarrier_arrive_sem PtxgenSem, mbarrier_arrive_scope PtxgenScope, mbarrier_arrive_space PtxgenSpace>
+struct mbarrier_arrive_token_checks {
+    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
+                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
+                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of mbarrier_arrive_drop_token with these template
+// parameters makes, once.
+template <mbarrier_arrive_drop_sem PtxgenSem, mbarrier_arrive_drop_scope PtxgenScope, mbarrier_arrive_drop_space PtxgenSpace>
+struct mbarrier_arrive_drop_token_checks {
+    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
+                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of mbarrier_expect_tx with these template
+// parameters makes, once.
+template <mbarrier_expect_tx_sem PtxgenSem, mbarrier_expect_tx_scope PtxgenScope, mbarrier_expect_tx_space PtxgenSpace>
+struct mbarrier_expect_tx_checks {
+    static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
+                  "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
+                  "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of mbarrier_complete_tx with these template
+// parameters makes, once.
+template <mbarrier_complete_tx_sem PtxgenSem, mbarrier_complete_tx_scope PtxgenScope, mbarrier_complete_tx_space PtxgenSpace>
+struct mbarrier_complete_tx_checks {
+    static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
+                  "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
+                  "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of mbarrier_test_wait with these template
+// parameters makes, once.
+template <mbarrier_test_wait_sem PtxgenSem, mbarrier_test_wait_scope PtxgenScope, mbarrier_test_wait_space PtxgenSpace>
+struct mbarrier_test_wait_checks {
+    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
+                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
+                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of mbarrier_try_wait with these template
+// parameters makes, once.
+template <mbarrier_try_wait_sem PtxgenSem, mbarrier_try_wait_scope PtxgenScope, mbarrier_try_wait_space PtxgenSpace>
+struct mbarrier_try_wait_checks {
+    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
+                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
+    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
+                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static constexpr bool ok = true;
+};
+#endif
+
 }  // namespace detail
 
 #if defined(__CUDA_ARCH__)
@@ -254,10 +324,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -324,10 +391,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -395,10 +459,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -461,10 +522,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -475,6 +533,10 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -526,10 +588,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -593,10 +652,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -607,6 +663,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -659,10 +721,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
@@ -729,10 +788,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((((PtxgenSem != mbarrier_arrive_sem::relaxed) && (PtxgenScope != mbarrier_arrive_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive: .noComplete takes only .release.cta and no .shared::cluster");
     static_assert(ptxgen_f::cls >= 0,
@@ -745,6 +801,10 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -793,10 +853,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
@@ -862,10 +919,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
@@ -928,10 +982,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -993,10 +1044,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -1009,6 +1057,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1059,10 +1121,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
@@ -1127,10 +1186,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_scope::none)))),
-                  "ptxgen: mbarrier.arrive: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_sem::none)))),
-                  "ptxgen: mbarrier.arrive: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_space::shared || PtxgenSpace == mbarrier_arrive_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -1143,6 +1199,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1198,10 +1260,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -1268,10 +1327,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -1339,10 +1395,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1405,10 +1458,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1419,6 +1469,10 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1470,10 +1524,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(ptxgen_f::cls >= 0,
@@ -1537,10 +1588,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.arrive_drop: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1551,6 +1599,12 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1603,10 +1657,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
@@ -1673,10 +1724,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_no_complete_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((((PtxgenSem != mbarrier_arrive_drop_sem::relaxed) && (PtxgenScope != mbarrier_arrive_drop_scope::cluster)) && (!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster)))),
                   "ptxgen: mbarrier.arrive_drop: .noComplete takes only .release.cta and no .shared::cluster");
     static_assert(ptxgen_f::cls >= 0,
@@ -1689,6 +1737,10 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1737,10 +1789,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
@@ -1806,10 +1855,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
@@ -1872,10 +1918,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -1937,10 +1980,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_multicast_cluster_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -1953,6 +1993,20 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2003,10 +2057,7 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert((!((PtxgenSpace == mbarrier_arrive_drop_space::shared_cluster))),
                   "ptxgen: mbarrier.arrive_drop: with .shared::cluster the destination must be the sink _");
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
@@ -2071,10 +2122,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_arrive_drop_expect_tx_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_arrive_drop_sem::none))) || ((!((PtxgenScope == mbarrier_arrive_drop_scope::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a semantics (.release / .relaxed) needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_arrive_drop_scope::none))) || ((!((PtxgenSem == mbarrier_arrive_drop_sem::none)))),
-                  "ptxgen: mbarrier.arrive_drop: a scope (.cta / .cluster) needs a semantics (.release / .relaxed)");
+    static_assert(detail::mbarrier_arrive_drop_token_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_arrive_drop_space::shared || PtxgenSpace == mbarrier_arrive_drop_space::shared_cta)))),
                   "ptxgen: mbarrier.arrive_drop: .multicast::cluster::32b takes a .shared::cluster or generic address and no .noComplete");
     static_assert(ptxgen_f::cls >= 0,
@@ -2087,6 +2135,16 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2133,10 +2191,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
-                  "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
-                  "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
+    static_assert(detail::mbarrier_expect_tx_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.expect_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2147,6 +2202,14 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2195,10 +2258,7 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_expect_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem == mbarrier_expect_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_expect_tx_scope::none)))),
-                  "ptxgen: mbarrier.expect_tx: .relaxed needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_expect_tx_scope::none))) || ((!((PtxgenSem == mbarrier_expect_tx_sem::none)))),
-                  "ptxgen: mbarrier.expect_tx: a scope needs .relaxed");
+    static_assert(detail::mbarrier_expect_tx_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_expect_tx_space::shared || PtxgenSpace == mbarrier_expect_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.expect_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
     static_assert(ptxgen_f::cls >= 0,
@@ -2211,6 +2271,14 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_expect_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2257,10 +2325,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
-                  "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
-                  "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
+    static_assert(detail::mbarrier_complete_tx_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.complete_tx: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2271,6 +2336,14 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_complete_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2319,10 +2392,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_complete_tx_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 4, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem == mbarrier_complete_tx_sem::relaxed))) || ((!((PtxgenScope == mbarrier_complete_tx_scope::none)))),
-                  "ptxgen: mbarrier.complete_tx: .relaxed needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_complete_tx_scope::none))) || ((!((PtxgenSem == mbarrier_complete_tx_sem::none)))),
-                  "ptxgen: mbarrier.complete_tx: a scope needs .relaxed");
+    static_assert(detail::mbarrier_complete_tx_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(((!((PtxgenSpace == mbarrier_complete_tx_space::shared || PtxgenSpace == mbarrier_complete_tx_space::shared_cta)))),
                   "ptxgen: mbarrier.complete_tx: .multicast::cluster::32b takes a .shared::cluster or generic address");
     static_assert(ptxgen_f::cls >= 0,
@@ -2335,6 +2405,10 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_complete_tx_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2392,10 +2466,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2464,10 +2535,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2479,6 +2547,10 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity(
 #endif
     return wait_complete != 0;
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2529,10 +2601,7 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2544,6 +2613,14 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(
 #endif
     return {wait_complete != 0, is_report_seen != 0};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_result mbarrier_test_wait_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_test_wait_primary_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2594,10 +2671,7 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2609,6 +2683,14 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_pa
 #endif
     return {wait_complete != 0, is_report_seen != 0};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_result mbarrier_test_wait_parity_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_test_wait_parity_primary_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2660,10 +2742,7 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_pr
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2675,6 +2754,14 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_pr
 #endif
     return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_primary_report_result mbarrier_test_wait_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_test_wait_primary_report_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2726,10 +2813,7 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2741,6 +2825,14 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_
 #endif
     return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_wait_parity_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_test_wait_parity_primary_report_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2790,10 +2882,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_test_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_test_wait_sem::none))) || ((!((PtxgenScope == mbarrier_test_wait_scope::none)))),
-                  "ptxgen: mbarrier.test_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_test_wait_scope::none))) || ((!((PtxgenSem == mbarrier_test_wait_sem::none)))),
-                  "ptxgen: mbarrier.test_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_test_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.test_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2805,6 +2894,14 @@ PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(
 #endif
     return wait_complete != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2858,10 +2955,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2928,10 +3022,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2943,6 +3034,16 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 #endif
     return wait_complete != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -2996,10 +3097,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3066,10 +3164,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3081,6 +3176,16 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 #endif
     return wait_complete != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3131,10 +3236,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3198,10 +3300,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3213,6 +3312,16 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 #endif
     return {wait_complete != 0, is_report_seen != 0};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3263,10 +3372,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3330,10 +3436,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3345,6 +3448,16 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 #endif
     return {wait_complete != 0, is_report_seen != 0};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3396,10 +3509,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_prim
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3464,10 +3574,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_prim
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_primary_report_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3479,6 +3586,16 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_prim
 #endif
     return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3530,10 +3647,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wa
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_report_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3598,10 +3712,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wa
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_primary_report_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3613,6 +3724,16 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wa
 #endif
     return {wait_complete != 0, is_report_seen != 0, static_cast<std::uint8_t>(report_value)};
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3662,10 +3783,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3728,10 +3846,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mbarrier_try_wait_parity_conditional_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != mbarrier_try_wait_sem::none))) || ((!((PtxgenScope == mbarrier_try_wait_scope::none)))),
-                  "ptxgen: mbarrier.try_wait: a semantics needs a scope (.cta / .cluster)");
-    static_assert((!((PtxgenScope != mbarrier_try_wait_scope::none))) || ((!((PtxgenSem == mbarrier_try_wait_sem::none)))),
-                  "ptxgen: mbarrier.try_wait: a scope needs a semantics (.acquire / .relaxed)");
+    static_assert(detail::mbarrier_try_wait_checks<PtxgenSem, PtxgenScope, PtxgenSpace>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mbarrier.try_wait: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -3743,6 +3858,12 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 #endif
     return wait_complete != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+#endif
 
 /**
  * `mbarrier.pending_count`: the pending arrival count recorded in a state token (spec: spec/instructions/mbarrier.yaml).
@@ -3768,6 +3889,10 @@ PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
 #endif
     return pending;
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3824,6 +3949,10 @@ PTXGEN_PTX_DEVICE bool mbarrier_check_layout(
 #endif
     return p != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool mbarrier_check_layout(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_check_layout_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -60,6 +60,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm3(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 ar
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_asm4(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -67,9 +68,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm4(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx
     else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "r"(addr.value), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_asm5(PtxgenA0 addr, PtxgenA1 tx_count) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -79,27 +82,33 @@ PTXGEN_PTX_DEVICE void mbarrier_asm5(PtxgenA0 addr, PtxgenA1 tx_count) {
     else if constexpr (PtxgenK == 3) asm volatile("%2 " "[%0], %1;" :  : "r"(addr.value), "r"(tx_count), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_asm6(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, [%1], %2;" : "=l"(state) : "l"(addr), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm7(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 arrival_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(arrival_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_asm8(PtxgenA0 addr, PtxgenA1 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -107,9 +116,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm8(PtxgenA0 addr, PtxgenA1 cta_mask) {
     else if constexpr (PtxgenK == 1) asm volatile("%2 " "_, [%0], %1;" :  : "r"(addr.value), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_asm9(PtxgenA0 addr, PtxgenA1 arrival_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -117,18 +128,22 @@ PTXGEN_PTX_DEVICE void mbarrier_asm9(PtxgenA0 addr, PtxgenA1 arrival_count, Ptxg
     else if constexpr (PtxgenK == 1) asm volatile("%3 " "_, [%0], %1, %2;" :  : "r"(addr.value), "r"(arrival_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm10(PtxgenA0& state, PtxgenA1 addr, PtxgenA2 tx_count, PtxgenA3 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, [%1], %2, %3;" : "=l"(state) : "l"(addr), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void mbarrier_asm11(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2 cta_mask) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -138,6 +153,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm11(PtxgenA0 addr, PtxgenA1 tx_count, PtxgenA2
     else if constexpr (PtxgenK == 3) asm volatile("%3 " "[%0], %1, %2;" :  : "r"(addr.value), "r"(tx_count), "r"(cta_mask), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -161,6 +177,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm13(PtxgenA0& wait_complete, PtxgenA1 addr, Pt
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm14(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -168,9 +185,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm14(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm15(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -178,9 +197,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm15(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, [%2], %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -188,9 +209,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm16(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "l"(state), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -198,9 +221,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm17(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%5 " "p|q, b8_report_value, [%3], %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "r"(phase_parity), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 state, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -208,9 +233,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm18(PtxgenA0& wait_complete, PtxgenA1 addr, Pt
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1 addr, PtxgenA2 phase_parity, PtxgenA3 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -218,9 +245,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm19(PtxgenA0& wait_complete, PtxgenA1 addr, Pt
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%4 " "p, [%1], %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(wait_complete) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 state, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -228,9 +257,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm20(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void mbarrier_asm21(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2 addr, PtxgenA3 phase_parity, PtxgenA4 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -238,9 +269,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm21(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%5 " "p|q, [%2], %3, %4;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mbarrier_asm22(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 state, PtxgenA5 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -248,9 +281,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm22(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "l"(state), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mbarrier_asm23(PtxgenA0& wait_complete, PtxgenA1& is_report_seen, PtxgenA2& report_value, PtxgenA3 addr, PtxgenA4 phase_parity, PtxgenA5 suspend_time_hint) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -258,9 +293,11 @@ PTXGEN_PTX_DEVICE void mbarrier_asm23(PtxgenA0& wait_complete, PtxgenA1& is_repo
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t.reg .b8 b8_report_value;\n\t" "%6 " "p|q, b8_report_value, [%3], %4, %5;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\tcvt.u32.u8 %2, b8_report_value;\n\t}" : "=r"(wait_complete), "=r"(is_report_seen), "=r"(report_value) : "r"(addr.value), "r"(phase_parity), "r"(suspend_time_hint), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -268,6 +305,7 @@ PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& p, PtxgenA1 addr) {
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // mbarrier_init_forms0: the opcode of each form, in the order of mbarrier_init_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_init_forms0_opcode_pieces, at the offsets in
@@ -433,6 +471,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_forms3(PtxgenA0 addr, PtxgenA1 arrival_co
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -463,7 +502,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms0(PtxgenA0& state, PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_expect_tx_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -495,6 +536,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_forms1(PtxgenA0 addr, PtxgenA1 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // mbarrier_arrive_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_no_complete_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_no_complete_forms0_opcode_pieces, at the offsets in
@@ -546,6 +588,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete_forms1(PtxgenA0 addr, PtxgenA
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -572,7 +615,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms0(PtxgenA0& state,
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_multicast_cluster_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -599,7 +644,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms1(PtxgenA0& state,
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms2_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms2_opcode_pieces, at the offsets in
 // mbarrier_arrive_multicast_cluster_forms2_opcode, 1 byte(s) each), and the asm statement of
@@ -628,7 +675,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms2(PtxgenA0 addr, P
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_multicast_cluster_forms3_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_multicast_cluster_forms3_opcode_pieces, at the offsets in
 // mbarrier_arrive_multicast_cluster_forms3_opcode, 1 byte(s) each), and the asm statement of
@@ -657,7 +706,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster_forms3(PtxgenA0 addr, P
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_multicast_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_expect_tx_multicast_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -686,7 +737,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms0(PtxgenA0& stat
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_expect_tx_multicast_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_expect_tx_multicast_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_expect_tx_multicast_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -717,6 +770,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast_forms1(PtxgenA0 addr,
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // mbarrier_arrive_drop_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_forms0_opcode_pieces, at the offsets in
@@ -840,6 +894,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_forms3(PtxgenA0 addr, PtxgenA1 arriv
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_expect_tx_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -871,7 +926,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms0(PtxgenA0& state, Pt
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_expect_tx_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_expect_tx_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -904,6 +961,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_forms1(PtxgenA0 addr, Ptxg
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // mbarrier_arrive_drop_no_complete_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_no_complete_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_no_complete_forms0_opcode_pieces, at the offsets in
@@ -955,6 +1013,7 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete_forms1(PtxgenA0 addr, Pt
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -982,7 +1041,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms0(PtxgenA0& s
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_multicast_cluster_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_multicast_cluster_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1010,7 +1071,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms1(PtxgenA0& s
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_multicast_cluster_forms2: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms2_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms2_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_multicast_cluster_forms2_opcode, 1 byte(s) each), and the asm statement of
@@ -1040,7 +1103,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms2(PtxgenA0 ad
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_multicast_cluster_forms3: the opcode of each form, in the order of mbarrier_arrive_drop_multicast_cluster_forms3_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_multicast_cluster_forms3_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_multicast_cluster_forms3_opcode, 1 byte(s) each), and the asm statement of
@@ -1070,7 +1135,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster_forms3(PtxgenA0 ad
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_expect_tx_multicast_forms0: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_expect_tx_multicast_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1099,7 +1166,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms0(PtxgenA0&
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_arrive_drop_expect_tx_multicast_forms1: the opcode of each form, in the order of mbarrier_arrive_drop_expect_tx_multicast_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode_pieces, at the offsets in
 // mbarrier_arrive_drop_expect_tx_multicast_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1131,7 +1200,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_expect_tx_multicast_forms1(PtxgenA0 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_expect_tx_forms0: the opcode of each form, in the order of mbarrier_expect_tx_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_expect_tx_forms0_opcode_pieces, at the offsets in
 // mbarrier_expect_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1157,7 +1228,9 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_coun
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_expect_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_expect_tx_multicast_cluster_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_expect_tx_multicast_cluster_forms0_opcode_pieces, at the offsets in
 // mbarrier_expect_tx_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1184,7 +1257,9 @@ PTXGEN_PTX_DEVICE void mbarrier_expect_tx_multicast_cluster_forms0(PtxgenA0 addr
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_complete_tx_forms0: the opcode of each form, in the order of mbarrier_complete_tx_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_complete_tx_forms0_opcode_pieces, at the offsets in
 // mbarrier_complete_tx_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1211,7 +1286,9 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_forms0(PtxgenA0 addr, PtxgenA1 tx_co
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // mbarrier_complete_tx_multicast_cluster_forms0: the opcode of each form, in the order of mbarrier_complete_tx_multicast_cluster_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_complete_tx_multicast_cluster_forms0_opcode_pieces, at the offsets in
 // mbarrier_complete_tx_multicast_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1238,6 +1315,7 @@ PTXGEN_PTX_DEVICE void mbarrier_complete_tx_multicast_cluster_forms0(PtxgenA0 ad
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // mbarrier_test_wait_forms0: the opcode of each form, in the order of mbarrier_test_wait_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_forms0_opcode_pieces, at the offsets in
@@ -1299,6 +1377,7 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_forms0(PtxgenA0& wait_complete,
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_test_wait_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_primary_forms0_opcode_pieces, at the offsets in
 // mbarrier_test_wait_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1331,7 +1410,9 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_forms0(PtxgenA0& wait_complete
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_test_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_parity_primary_forms0_opcode_pieces, at the offsets in
 // mbarrier_test_wait_parity_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1365,7 +1446,9 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_forms0(PtxgenA0& wait_c
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_test_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_primary_report_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_primary_report_forms0_opcode_pieces, at the offsets in
 // mbarrier_test_wait_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1398,7 +1481,9 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_primary_report_forms0(PtxgenA0& wait_c
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_test_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_primary_report_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_parity_primary_report_forms0_opcode_pieces, at the offsets in
 // mbarrier_test_wait_parity_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1432,7 +1517,9 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_primary_report_forms0(PtxgenA0&
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_test_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_test_wait_parity_conditional_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_test_wait_parity_conditional_forms0_opcode_pieces, at the offsets in
 // mbarrier_test_wait_parity_conditional_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1466,7 +1553,9 @@ PTXGEN_PTX_DEVICE void mbarrier_test_wait_parity_conditional_forms0(PtxgenA0& wa
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_forms0: the opcode of each form, in the order of mbarrier_try_wait_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1495,7 +1584,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms0(PtxgenA0& wait_complete, PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_forms1: the opcode of each form, in the order of mbarrier_try_wait_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1524,7 +1615,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_forms1(PtxgenA0& wait_complete, PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1554,7 +1647,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms0(PtxgenA0& wait_complete, 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1584,7 +1679,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_forms1(PtxgenA0& wait_complete, 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_primary_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1617,7 +1714,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms0(PtxgenA0& wait_complete,
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_primary_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_primary_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1650,7 +1749,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_forms1(PtxgenA0& wait_complete,
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_primary_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_primary_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1684,7 +1785,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms0(PtxgenA0& wait_co
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_primary_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_primary_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1718,7 +1821,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_forms1(PtxgenA0& wait_co
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_primary_report_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1751,7 +1856,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms0(PtxgenA0& wait_co
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_primary_report_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_primary_report_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_primary_report_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1784,7 +1891,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_primary_report_forms1(PtxgenA0& wait_co
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_primary_report_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_report_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_primary_report_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1818,7 +1927,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms0(PtxgenA0& 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_primary_report_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_primary_report_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_primary_report_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_primary_report_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1852,7 +1963,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_primary_report_forms1(PtxgenA0& 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_conditional_forms0: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_conditional_forms0_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_conditional_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1886,7 +1999,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms0(PtxgenA0& wai
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_try_wait_parity_conditional_forms1: the opcode of each form, in the order of mbarrier_try_wait_parity_conditional_forms1_table, as
 // two pieces (NUL-terminated texts in mbarrier_try_wait_parity_conditional_forms1_opcode_pieces, at the offsets in
 // mbarrier_try_wait_parity_conditional_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -1920,7 +2035,9 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wai
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_check_layout_forms0_opcode_pieces, at the offsets in
 // mbarrier_check_layout_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1945,6 +2062,7 @@ PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

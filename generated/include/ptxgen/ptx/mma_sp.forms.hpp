@@ -30,12 +30,14 @@ PTXGEN_PTX_DEVICE void mma_sp_asm0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1b000000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%19 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, %16%20, %17%21, %18%22;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sp_meta), "r"(scale_a), "r"(scale_b), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c));
 #endif
 }
+#endif
 
 // mma_sp_forms0: the opcode of each form, in the order of mma_sp_forms0_table, as
 // two pieces (NUL-terminated texts in mma_sp_forms0_opcode_pieces, at the offsets in
@@ -205,6 +207,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1b000000ull)  // the targets of this wrapper's forms
 // mma_sp_ordered_metadata_block_scale_forms0: the opcode of each form, in the order of mma_sp_ordered_metadata_block_scale_forms0_table, as
 // two pieces (NUL-terminated texts in mma_sp_ordered_metadata_block_scale_forms0_opcode_pieces, at the offsets in
 // mma_sp_ordered_metadata_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -284,6 +287,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, c
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

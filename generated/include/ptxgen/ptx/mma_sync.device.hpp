@@ -267,6 +267,10 @@ PTXGEN_PTX_DEVICE void mma_sync(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b000000ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -377,6 +381,10 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7(); }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -38,12 +38,14 @@ PTXGEN_PTX_DEVICE void mma_sync_asm0(PtxgenA0& d, const PtxgenA1& a, const Ptxge
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1b000000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void mma_sync_asm1(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 scale_a, PtxgenA5 scale_b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%16 " "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13}, %14%17, %15%18;" : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(scale_a), "r"(scale_b), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c));
 #endif
 }
+#endif
 
 // mma_sync_forms0: the opcode of each form, in the order of mma_sync_forms0_table, as
 // two pieces (NUL-terminated texts in mma_sync_forms0_opcode_pieces, at the offsets in
@@ -175,6 +177,7 @@ PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptx
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1b000000ull)  // the targets of this wrapper's forms
 // mma_sync_block_scale_forms0: the opcode of each form, in the order of mma_sync_block_scale_forms0_table, as
 // two pieces (NUL-terminated texts in mma_sync_block_scale_forms0_opcode_pieces, at the offsets in
 // mma_sync_block_scale_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -248,6 +251,7 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& 
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

@@ -34,6 +34,10 @@ PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] se
 
 }  // namespace detail
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db680ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -87,6 +91,14 @@ PTXGEN_PTX_DEVICE void setmaxnreg(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { detail::ptxgen_unsupported_target_setmaxnreg_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_0(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -136,6 +148,14 @@ PTXGEN_PTX_DEVICE void griddepcontrol(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void griddepcontrol() { detail::ptxgen_unsupported_target_griddepcontrol_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -191,6 +211,14 @@ PTXGEN_PTX_DEVICE void barrier_cluster_arrive(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_arrive() { detail::ptxgen_unsupported_target_barrier_cluster_arrive_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -246,6 +274,14 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void barrier_cluster_wait() { detail::ptxgen_unsupported_target_barrier_cluster_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -303,6 +339,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenT
 #endif
     return d;
 }
+#else
+template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -473,6 +513,10 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
 /**
  * `elect.sync`: elect one leader thread of the warp (spec: spec/instructions/sync.yaml).
  *
@@ -522,6 +566,12 @@ PTXGEN_PTX_DEVICE bool elect_sync(
 #endif
     return elected != 0;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return elect_sync_lane_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return bool{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

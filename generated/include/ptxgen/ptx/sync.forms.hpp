@@ -16,6 +16,7 @@ namespace ptxgen::ptx::detail {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1>
 PTXGEN_PTX_DEVICE void sync_asm0() {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -23,9 +24,11 @@ PTXGEN_PTX_DEVICE void sync_asm0() {
     else if constexpr (PtxgenK == 1) asm volatile("%0" ";" :  : "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void sync_asm1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -33,6 +36,7 @@ PTXGEN_PTX_DEVICE void sync_asm1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
     else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, %1, %2;" : "=l"(d) : "l"(a), "r"(b), "C"(PtxgenT0::c));
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -52,6 +56,7 @@ PTXGEN_PTX_DEVICE void sync_asm3(PtxgenA0 a, PtxgenA1 b) {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of this wrapper's forms
 // setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, as
 // two pieces (NUL-terminated texts in setmaxnreg_forms0_opcode_pieces, at the offsets in
 // setmaxnreg_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -76,7 +81,9 @@ PTXGEN_PTX_DEVICE void setmaxnreg_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // griddepcontrol_forms0: the opcode of each form, in the order of griddepcontrol_forms0_table, as
 // two pieces (NUL-terminated texts in griddepcontrol_forms0_opcode_pieces, at the offsets in
 // griddepcontrol_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -98,7 +105,9 @@ PTXGEN_PTX_DEVICE void griddepcontrol_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // barrier_cluster_arrive_forms0: the opcode of each form, in the order of barrier_cluster_arrive_forms0_table, as
 // two pieces (NUL-terminated texts in barrier_cluster_arrive_forms0_opcode_pieces, at the offsets in
 // barrier_cluster_arrive_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -122,7 +131,9 @@ PTXGEN_PTX_DEVICE void barrier_cluster_arrive_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // barrier_cluster_wait_forms0: the opcode of each form, in the order of barrier_cluster_wait_forms0_table, as
 // two pieces (NUL-terminated texts in barrier_cluster_wait_forms0_opcode_pieces, at the offsets in
 // barrier_cluster_wait_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -145,7 +156,9 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait_forms0() {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mapa_forms0: the opcode of each form, in the order of mapa_forms0_table, as
 // two pieces (NUL-terminated texts in mapa_forms0_opcode_pieces, at the offsets in
 // mapa_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -167,6 +180,7 @@ PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // barrier_sync_forms0: the opcode of each form, in the order of barrier_sync_forms0_table, as
 // two pieces (NUL-terminated texts in barrier_sync_forms0_opcode_pieces, at the offsets in

@@ -21,6 +21,79 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws,
     return false;
 }
 
+// The checks of the qualifiers that every overload of tcgen05_mma with these template
+// parameters makes, once.
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+struct tcgen05_mma_checks {
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
+                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
+                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_mma_block_scale with these template
+// parameters makes, once.
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+struct tcgen05_mma_block_scale_checks {
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
+                  "ptxgen: tcgen05.mma: .block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
+                  "ptxgen: tcgen05.mma: .kind::mxf4 takes .scale_vec::2X or .block32 (or none, which means .block32)");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))) || (((PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::none && PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::scale_vec_1X))),
+                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_mma_decompress with these template
+// parameters makes, once.
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+struct tcgen05_mma_decompress_checks {
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_mma_block_scale_decompress with these template
+// parameters makes, once.
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+struct tcgen05_mma_block_scale_decompress_checks {
+    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
+                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
+    static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
+    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
+                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_mma_ws with these template
+// parameters makes, once.
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+struct tcgen05_mma_ws_checks {
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
+                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
+    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
+                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
+                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_mma_disable_output_lane_element_type {
@@ -100,18 +173,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -179,20 +243,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
@@ -270,18 +325,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -354,20 +400,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -449,16 +486,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -527,18 +555,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
@@ -619,16 +638,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -702,18 +712,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -804,18 +805,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4 takes .scale_vec::2X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))) || (((PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::none && PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::scale_vec_1X))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -901,18 +891,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4 takes .scale_vec::2X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))) || (((PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::none && PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::scale_vec_1X))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -923,6 +902,10 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -976,10 +959,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1045,10 +1025,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms1_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -1115,10 +1092,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms2_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1184,10 +1158,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms3_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -1201,6 +1172,20 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1263,12 +1248,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1341,12 +1321,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1357,6 +1332,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1422,18 +1403,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1503,20 +1475,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
@@ -1596,18 +1559,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -1682,20 +1636,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1779,16 +1724,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1859,18 +1795,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
@@ -1953,16 +1880,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
@@ -2038,18 +1956,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((!(PtxgenAshift)) || ((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use)))),
-                  "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
     static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -2144,18 +2053,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4 takes .scale_vec::2X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))) || (((PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::none && PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::scale_vec_1X))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2245,18 +2143,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
-                  "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
-    static_assert((!((PtxgenKind != tcgen05_mma_kind::mxf8f6f4 && PtxgenKind != tcgen05_mma_kind::mxf4 && PtxgenKind != tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .block_scale is only for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_1X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4 takes .scale_vec::1X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4))) || (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::none || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4 takes .scale_vec::2X or .block32 (or none, which means .block32)");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))) || (((PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::none && PtxgenScaleVectorsize != tcgen05_mma_scale_vectorsize::scale_vec_1X))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
-                  "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2329,12 +2216,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2409,12 +2291,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms1_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2487,12 +2364,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms2_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2567,12 +2439,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_forms3_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2647,12 +2514,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2729,12 +2591,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms1_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2809,12 +2666,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms2_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2891,12 +2743,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_mma_ws_sp_forms3_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenKind)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf8f6f4 || PtxgenKind == tcgen05_mma_kind::mxf4 || PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
-    static_assert((!((PtxgenKind == tcgen05_mma_kind::mxf4nvf4))),
-                  "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
-    static_assert(((!((PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard)))),
-                  "ptxgen: tcgen05.mma: tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not .collector::a::op");
+    static_assert(detail::tcgen05_mma_ws_checks<PtxgenKind, PtxgenCollectorUsage>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif

@@ -72,15 +72,18 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_asm5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxgen
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm6(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], %1, %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm7(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -88,18 +91,22 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_asm7(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxgen
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], %1, %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm8(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\t" "%6 " "[%0], [%1], %2, [%3], %4%7, p%8;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm9(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, const PtxgenA5& disable_output_lane, PtxgenA6 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -107,24 +114,29 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_asm9(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxgen
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %13, 0;\n\t" "%14 " "[%0], [%1], %2, [%3], %4%15, {%5, %6, %7, %8, %9, %10, %11, %12}%16, p%17;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(disable_output_lane[0]), "r"(disable_output_lane[1]), "r"(disable_output_lane[2]), "r"(disable_output_lane[3]), "r"(disable_output_lane[4]), "r"(disable_output_lane[5]), "r"(disable_output_lane[6]), "r"(disable_output_lane[7]), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm10(PtxgenA0 d_tmem, PtxgenA1 a_desc, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], %1, %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenT2, class PtxgenT3, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6, class PtxgenA7>
 PTXGEN_PTX_DEVICE void tcgen05_mma_asm11(PtxgenA0 d_tmem, PtxgenA1 a_tmem, PtxgenA2 b_desc, PtxgenA3 lut_tmem, PtxgenA4 idesc, PtxgenA5 scale_a_tmem, PtxgenA6 scale_b_tmem, PtxgenA7 enable_input_d) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %7, 0;\n\t" "%8 " "[%0], [%1], %2, [%3], %4%9, [%5]%10, [%6]%11, p;" "\n\t}" :  : "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(lut_tmem), "r"(idesc), "r"(scale_a_tmem), "r"(scale_b_tmem), "r"(static_cast<std::uint32_t>(enable_input_d)), "C"(PtxgenT0::c), "C"(PtxgenT1::c), "C"(PtxgenT2::c), "C"(PtxgenT3::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -754,6 +766,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_decompress_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms0_opcode_pieces, at the offsets in
 // tcgen05_mma_decompress_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -782,7 +795,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_decompress_forms1_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms1_opcode_pieces, at the offsets in
 // tcgen05_mma_decompress_forms1_opcode, 1 byte(s) each), and the asm statement of
@@ -811,7 +826,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_decompress_forms2: the opcode of each form, in the order of tcgen05_mma_decompress_forms2_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms2_opcode_pieces, at the offsets in
 // tcgen05_mma_decompress_forms2_opcode, 1 byte(s) each), and the asm statement of
@@ -840,7 +857,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_decompress_forms3: the opcode of each form, in the order of tcgen05_mma_decompress_forms3_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_decompress_forms3_opcode_pieces, at the offsets in
 // tcgen05_mma_decompress_forms3_opcode, 1 byte(s) each), and the asm statement of
@@ -869,7 +888,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_block_scale_decompress_forms0: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_block_scale_decompress_forms0_opcode_pieces, at the offsets in
 // tcgen05_mma_block_scale_decompress_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -916,7 +937,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_mma_block_scale_decompress_forms1: the opcode of each form, in the order of tcgen05_mma_block_scale_decompress_forms1_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_block_scale_decompress_forms1_opcode_pieces, at the offsets in
 // tcgen05_mma_block_scale_decompress_forms1_opcode, 2 byte(s) each), and the asm statement of
@@ -963,6 +986,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // tcgen05_mma_sp_forms0: the opcode of each form, in the order of tcgen05_mma_sp_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_mma_sp_forms0_opcode_pieces, at the offsets in

@@ -71,6 +71,45 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen
     return false;
 }
 
+// The checks of the qualifiers that every overload of tcgen05_ld with these template
+// parameters makes, once.
+template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack>
+struct tcgen05_ld_checks {
+    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
+                  "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
+    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
+                  "ptxgen: tcgen05.ld.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
+    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
+                  "ptxgen: tcgen05.ld.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_ld_red with these template
+// parameters makes, once.
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs, bool PtxgenNan>
+struct tcgen05_ld_red_checks {
+    static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
+                  "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
+    static_assert(((!((PtxgenNum == 1)))),
+                  "ptxgen: tcgen05.ld.red.sync.aligned: tcgen05.ld.red needs .num of at least .x2");
+    static_assert((!((PtxgenType != tcgen05_ld_red_type::f32))) || ((!PtxgenAbs && !PtxgenNan)),
+                  "ptxgen: tcgen05.ld.red.sync.aligned: .abs and .NaN are only for .f32");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of tcgen05_st with these template
+// parameters makes, once.
+template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack>
+struct tcgen05_st_checks {
+    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
+                  "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
+    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
+                  "ptxgen: tcgen05.st.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
+    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
+                  "ptxgen: tcgen05.st.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_ld_r_element_type {
@@ -705,12 +744,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_ld_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
-    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
-                  "ptxgen: tcgen05.ld.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
-    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
-                  "ptxgen: tcgen05.ld.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static_assert(detail::tcgen05_ld_checks<PtxgenShape, PtxgenNum, PtxgenPack>::ok);
     static_assert(!((PtxgenShape == tcgen05_ld_shape::shape_16x32bx2)),
                   "ptxgen: tcgen05.ld.sync.aligned: operand imm_half_splitoff is required when shape = 16x32bx2");
     static_assert(detail::tcgen05_ld_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -775,12 +809,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_ld_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenPack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.ld.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
-    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x128b))) || (((PtxgenNum != 128))),
-                  "ptxgen: tcgen05.ld.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
-    static_assert((!((PtxgenShape == tcgen05_ld_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
-                  "ptxgen: tcgen05.ld.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static_assert(detail::tcgen05_ld_checks<PtxgenShape, PtxgenNum, PtxgenPack>::ok);
     static_assert((PtxgenShape == tcgen05_ld_shape::shape_16x32bx2),
                   "ptxgen: tcgen05.ld.sync.aligned: operand imm_half_splitoff is only allowed when shape = 16x32bx2");
     static_assert(detail::tcgen05_ld_ok_imm_half_splitoff(PtxgenShape, PtxgenNum, PtxgenPack, tcgen05_ld_type::b32, PtxgenImmHalfSplitoff),
@@ -798,6 +827,10 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x6db000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -854,12 +887,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_ld_red_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
-    static_assert(((!((PtxgenNum == 1)))),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: tcgen05.ld.red needs .num of at least .x2");
-    static_assert((!((PtxgenType != tcgen05_ld_red_type::f32))) || ((!PtxgenAbs && !PtxgenNan)),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: .abs and .NaN are only for .f32");
+    static_assert(detail::tcgen05_ld_red_checks<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>::ok);
     static_assert(!((PtxgenShape == tcgen05_ld_red_shape::shape_16x32bx2)),
                   "ptxgen: tcgen05.ld.red.sync.aligned: operand imm_half_splitoff is required when shape = 16x32bx2");
     static_assert(detail::tcgen05_ld_red_r_element_type<detail::reg_or_t<detail::tcgen05_ld_red_type_r(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
@@ -938,12 +966,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_ld_red_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, static_cast<long long>(PtxgenRedOp)), 3, static_cast<long long>(PtxgenType)), 2, (PtxgenAbs ? 1 : 0)), 2, (PtxgenNan ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.ld.red.sync.aligned: template parameter PtxgenNum (qualifier num) must be 2, 4, 8, 16, 32, 64 or 128");
-    static_assert(((!((PtxgenNum == 1)))),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: tcgen05.ld.red needs .num of at least .x2");
-    static_assert((!((PtxgenType != tcgen05_ld_red_type::f32))) || ((!PtxgenAbs && !PtxgenNan)),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: .abs and .NaN are only for .f32");
+    static_assert(detail::tcgen05_ld_red_checks<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>::ok);
     static_assert((PtxgenShape == tcgen05_ld_red_shape::shape_16x32bx2),
                   "ptxgen: tcgen05.ld.red.sync.aligned: operand imm_half_splitoff is only allowed when shape = 16x32bx2");
     static_assert(detail::tcgen05_ld_red_ok_imm_half_splitoff(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType, PtxgenImmHalfSplitoff),
@@ -962,6 +985,16 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #endif
     return redval;
 }
+#else
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x40000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1035,6 +1068,10 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
 #endif
     return redval;
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4(); return float{}; }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1085,12 +1122,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_st_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
-    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
-                  "ptxgen: tcgen05.st.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
-    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
-                  "ptxgen: tcgen05.st.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static_assert(detail::tcgen05_st_checks<PtxgenShape, PtxgenNum, PtxgenUnpack>::ok);
     static_assert(!((PtxgenShape == tcgen05_st_shape::shape_16x32bx2)),
                   "ptxgen: tcgen05.st.sync.aligned: operand imm_half_splitoff is required when shape = 16x32bx2");
     static_assert(detail::tcgen05_st_r_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
@@ -1155,12 +1187,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_st_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenShape)), 8, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(PtxgenNum)), 2, (PtxgenUnpack ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(PtxgenNum == 1 || PtxgenNum == 2 || PtxgenNum == 4 || PtxgenNum == 8 || PtxgenNum == 16 || PtxgenNum == 32 || PtxgenNum == 64 || PtxgenNum == 128,
-                  "ptxgen: tcgen05.st.sync.aligned: template parameter PtxgenNum (qualifier num) must be 1, 2, 4, 8, 16, 32, 64 or 128");
-    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x128b))) || (((PtxgenNum != 128))),
-                  "ptxgen: tcgen05.st.sync.aligned: .16x128b takes .x1 to .x64 (at most 128 registers)");
-    static_assert((!((PtxgenShape == tcgen05_st_shape::shape_16x256b))) || (((PtxgenNum != 64 && PtxgenNum != 128))),
-                  "ptxgen: tcgen05.st.sync.aligned: .16x256b takes .x1 to .x32 (at most 128 registers)");
+    static_assert(detail::tcgen05_st_checks<PtxgenShape, PtxgenNum, PtxgenUnpack>::ok);
     static_assert((PtxgenShape == tcgen05_st_shape::shape_16x32bx2),
                   "ptxgen: tcgen05.st.sync.aligned: operand imm_half_splitoff is only allowed when shape = 16x32bx2");
     static_assert(detail::tcgen05_st_ok_imm_half_splitoff(PtxgenShape, PtxgenNum, PtxgenUnpack, tcgen05_st_type::b32, PtxgenImmHalfSplitoff),
@@ -1345,6 +1372,10 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x249200ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1398,6 +1429,10 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_shift(detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_shift_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1568,6 +1603,10 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
 #endif
 }
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1624,6 +1663,14 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1679,6 +1726,14 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1736,6 +1791,14 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_multicast_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1793,6 +1856,14 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_multicast_16b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1850,6 +1921,10 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+#endif
 
 }  // namespace ptxgen::ptx
 

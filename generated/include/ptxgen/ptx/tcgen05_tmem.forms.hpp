@@ -80,6 +80,7 @@ PTXGEN_PTX_DEVICE void tcgen05_tmem_asm5(PtxgenA0& r, PtxgenA1 taddr) {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x6db000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void tcgen05_tmem_asm6(PtxgenA0& r, PtxgenA1& redval, PtxgenA2 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -99,9 +100,11 @@ PTXGEN_PTX_DEVICE void tcgen05_tmem_asm6(PtxgenA0& r, PtxgenA1& redval, PtxgenA2
     else if constexpr (PtxgenK == 13) asm volatile("%130 " "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, [%129]%131;" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31]), "=r"(r[32]), "=r"(r[33]), "=r"(r[34]), "=r"(r[35]), "=r"(r[36]), "=r"(r[37]), "=r"(r[38]), "=r"(r[39]), "=r"(r[40]), "=r"(r[41]), "=r"(r[42]), "=r"(r[43]), "=r"(r[44]), "=r"(r[45]), "=r"(r[46]), "=r"(r[47]), "=r"(r[48]), "=r"(r[49]), "=r"(r[50]), "=r"(r[51]), "=r"(r[52]), "=r"(r[53]), "=r"(r[54]), "=r"(r[55]), "=r"(r[56]), "=r"(r[57]), "=r"(r[58]), "=r"(r[59]), "=r"(r[60]), "=r"(r[61]), "=r"(r[62]), "=r"(r[63]), "=r"(r[64]), "=r"(r[65]), "=r"(r[66]), "=r"(r[67]), "=r"(r[68]), "=r"(r[69]), "=r"(r[70]), "=r"(r[71]), "=r"(r[72]), "=r"(r[73]), "=r"(r[74]), "=r"(r[75]), "=r"(r[76]), "=r"(r[77]), "=r"(r[78]), "=r"(r[79]), "=r"(r[80]), "=r"(r[81]), "=r"(r[82]), "=r"(r[83]), "=r"(r[84]), "=r"(r[85]), "=r"(r[86]), "=r"(r[87]), "=r"(r[88]), "=r"(r[89]), "=r"(r[90]), "=r"(r[91]), "=r"(r[92]), "=r"(r[93]), "=r"(r[94]), "=r"(r[95]), "=r"(r[96]), "=r"(r[97]), "=r"(r[98]), "=r"(r[99]), "=r"(r[100]), "=r"(r[101]), "=r"(r[102]), "=r"(r[103]), "=r"(r[104]), "=r"(r[105]), "=r"(r[106]), "=r"(r[107]), "=r"(r[108]), "=r"(r[109]), "=r"(r[110]), "=r"(r[111]), "=r"(r[112]), "=r"(r[113]), "=r"(r[114]), "=r"(r[115]), "=r"(r[116]), "=r"(r[117]), "=r"(r[118]), "=r"(r[119]), "=r"(r[120]), "=r"(r[121]), "=r"(r[122]), "=r"(r[123]), "=r"(r[124]), "=r"(r[125]), "=r"(r[126]), "=r"(r[127]), "=r"(redval) : "r"(taddr), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x40000ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void tcgen05_tmem_asm7(PtxgenA0& mdata, PtxgenA1& cdata, PtxgenA2& redval, PtxgenA3 taddr) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -113,6 +116,7 @@ PTXGEN_PTX_DEVICE void tcgen05_tmem_asm7(PtxgenA0& mdata, PtxgenA1& cdata, Ptxge
     else if constexpr (PtxgenK == 5) asm volatile("%70 " "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, [%69];" : "=r"(mdata[0]), "=r"(mdata[1]), "=r"(mdata[2]), "=r"(mdata[3]), "=f"(cdata[0]), "=f"(cdata[1]), "=f"(cdata[2]), "=f"(cdata[3]), "=f"(cdata[4]), "=f"(cdata[5]), "=f"(cdata[6]), "=f"(cdata[7]), "=f"(cdata[8]), "=f"(cdata[9]), "=f"(cdata[10]), "=f"(cdata[11]), "=f"(cdata[12]), "=f"(cdata[13]), "=f"(cdata[14]), "=f"(cdata[15]), "=f"(cdata[16]), "=f"(cdata[17]), "=f"(cdata[18]), "=f"(cdata[19]), "=f"(cdata[20]), "=f"(cdata[21]), "=f"(cdata[22]), "=f"(cdata[23]), "=f"(cdata[24]), "=f"(cdata[25]), "=f"(cdata[26]), "=f"(cdata[27]), "=f"(cdata[28]), "=f"(cdata[29]), "=f"(cdata[30]), "=f"(cdata[31]), "=f"(cdata[32]), "=f"(cdata[33]), "=f"(cdata[34]), "=f"(cdata[35]), "=f"(cdata[36]), "=f"(cdata[37]), "=f"(cdata[38]), "=f"(cdata[39]), "=f"(cdata[40]), "=f"(cdata[41]), "=f"(cdata[42]), "=f"(cdata[43]), "=f"(cdata[44]), "=f"(cdata[45]), "=f"(cdata[46]), "=f"(cdata[47]), "=f"(cdata[48]), "=f"(cdata[49]), "=f"(cdata[50]), "=f"(cdata[51]), "=f"(cdata[52]), "=f"(cdata[53]), "=f"(cdata[54]), "=f"(cdata[55]), "=f"(cdata[56]), "=f"(cdata[57]), "=f"(cdata[58]), "=f"(cdata[59]), "=f"(cdata[60]), "=f"(cdata[61]), "=f"(cdata[62]), "=f"(cdata[63]), "=f"(redval) : "r"(taddr), "C"(PtxgenT0::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -471,6 +475,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_forms1(PtxgenA0& r, PtxgenA1 taddr) {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x6db000ull)  // the targets of this wrapper's forms
 // tcgen05_ld_red_forms0: the opcode of each form, in the order of tcgen05_ld_red_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_ld_red_forms0_opcode_pieces, at the offsets in
 // tcgen05_ld_red_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -524,7 +529,9 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, Ptxg
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x6db000ull)  // the targets of this wrapper's forms
 // tcgen05_ld_red_forms1: the opcode of each form, in the order of tcgen05_ld_red_forms1_table, as
 // two pieces (NUL-terminated texts in tcgen05_ld_red_forms1_opcode_pieces, at the offsets in
 // tcgen05_ld_red_forms1_opcode, 2 byte(s) each), and the asm statement of
@@ -580,7 +587,9 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, Ptxg
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x40000ull)  // the targets of this wrapper's forms
 // tcgen05_ld_red_spcompress_forms0: the opcode of each form, in the order of tcgen05_ld_red_spcompress_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_ld_red_spcompress_forms0_opcode_pieces, at the offsets in
 // tcgen05_ld_red_spcompress_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -629,6 +638,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_spcompress_forms0(PtxgenA0& mdata, PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // tcgen05_st_forms0: the opcode of each form, in the order of tcgen05_st_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_st_forms0_opcode_pieces, at the offsets in
@@ -759,6 +769,7 @@ PTXGEN_PTX_DEVICE void tcgen05_cp_forms0(PtxgenA0 taddr, PtxgenA1 s_desc) {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x249200ull)  // the targets of this wrapper's forms
 // tcgen05_shift_forms0: the opcode of each form, in the order of tcgen05_shift_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_shift_forms0_opcode_pieces, at the offsets in
 // tcgen05_shift_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -781,6 +792,7 @@ PTXGEN_PTX_DEVICE void tcgen05_shift_forms0(PtxgenA0 taddr) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // tcgen05_commit_forms0: the opcode of each form, in the order of tcgen05_commit_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_forms0_opcode_pieces, at the offsets in
@@ -863,6 +875,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, Ptxgen
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_commit_multicast_32b_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_multicast_32b_forms0_opcode_pieces, at the offsets in
 // tcgen05_commit_multicast_32b_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -890,7 +903,9 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, Ptxgen
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_commit_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_sync_restrict_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_sync_restrict_forms0_opcode_pieces, at the offsets in
 // tcgen05_commit_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -919,7 +934,9 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict_forms0(PtxgenA0 mbar) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_commit_multicast_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_sync_restrict_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_multicast_sync_restrict_forms0_opcode_pieces, at the offsets in
 // tcgen05_commit_multicast_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -949,7 +966,9 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mb
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_commit_multicast_16b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_16b_sync_restrict_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode_pieces, at the offsets in
 // tcgen05_commit_multicast_16b_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -980,7 +999,9 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0xc0000ull)  // the targets of this wrapper's forms
 // tcgen05_commit_multicast_32b_sync_restrict_forms0: the opcode of each form, in the order of tcgen05_commit_multicast_32b_sync_restrict_forms0_table, as
 // two pieces (NUL-terminated texts in tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode_pieces, at the offsets in
 // tcgen05_commit_multicast_32b_sync_restrict_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1011,6 +1032,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

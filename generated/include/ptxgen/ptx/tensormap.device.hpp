@@ -87,6 +87,10 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tenso
 
 }  // namespace detail
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db680ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -151,6 +155,14 @@ PTXGEN_PTX_DEVICE void tensormap_replace(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db680ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -220,6 +232,14 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_dim(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_dim_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db680ull)
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -292,6 +312,10 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(
     }
 #endif
 }
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_replace_code_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_3(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {

@@ -16,6 +16,7 @@ namespace ptxgen::ptx::detail {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void tensormap_asm0(PtxgenA0 addr, PtxgenA1 new_val) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -25,9 +26,11 @@ PTXGEN_PTX_DEVICE void tensormap_asm0(PtxgenA0 addr, PtxgenA1 new_val) {
     else if constexpr (PtxgenK == 3) asm volatile("%2 " "[%0]%3, %1;" :  : "r"(addr.value), "r"(new_val), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenT1, class PtxgenA0>
 PTXGEN_PTX_DEVICE void tensormap_asm1(PtxgenA0 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
@@ -35,6 +38,7 @@ PTXGEN_PTX_DEVICE void tensormap_asm1(PtxgenA0 addr) {
     else if constexpr (PtxgenK == 1) asm volatile("%1 " "[%0]%2;" :  : "r"(addr.value), "C"(PtxgenT0::c), "C"(PtxgenT1::c) : "memory");
 #endif
 }
+#endif
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
@@ -45,6 +49,7 @@ PTXGEN_PTX_DEVICE void tensormap_asm2(PtxgenA0 dst, PtxgenA1 src) {
 #endif
 }
 
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of this wrapper's forms
 // tensormap_replace_forms0: the opcode of each form, in the order of tensormap_replace_forms0_table, as
 // two pieces (NUL-terminated texts in tensormap_replace_forms0_opcode_pieces, at the offsets in
 // tensormap_replace_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -72,7 +77,9 @@ PTXGEN_PTX_DEVICE void tensormap_replace_forms0(PtxgenA0 addr, PtxgenA1 new_val)
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of this wrapper's forms
 // tensormap_replace_dim_forms0: the opcode of each form, in the order of tensormap_replace_dim_forms0_table, as
 // two pieces (NUL-terminated texts in tensormap_replace_dim_forms0_opcode_pieces, at the offsets in
 // tensormap_replace_dim_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -105,7 +112,9 @@ PTXGEN_PTX_DEVICE void tensormap_replace_dim_forms0(PtxgenA0 addr, PtxgenA1 new_
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
+#if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of this wrapper's forms
 // tensormap_replace_code_forms0: the opcode of each form, in the order of tensormap_replace_code_forms0_table, as
 // two pieces (NUL-terminated texts in tensormap_replace_code_forms0_opcode_pieces, at the offsets in
 // tensormap_replace_code_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -138,6 +147,7 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code_forms0(PtxgenA0 addr) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+#endif
 
 // tensormap_cp_fenceproxy_forms0: the opcode of each form, in the order of tensormap_cp_fenceproxy_forms0_table, as
 // two pieces (NUL-terminated texts in tensormap_cp_fenceproxy_forms0_opcode_pieces, at the offsets in

@@ -75,6 +75,36 @@ PTXGEN_PTX_CONSTEXPR bool wgmma_wait_group_ok_n(long long v) {
     return false;
 }
 
+// The checks of the qualifiers that every overload of wgmma_mma_async with these template
+// parameters makes, once.
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite, wgmma_mma_async_bitop PtxgenBitop>
+struct wgmma_mma_async_checks {
+    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
+                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
+    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
+                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
+    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
+                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
+    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
+                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
+    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
+                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of wgmma_mma_async_sp with these template
+// parameters makes, once.
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite>
+struct wgmma_mma_async_sp_checks {
+    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
+    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
+    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct wgmma_mma_async_d_element_type {
@@ -204,16 +234,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
@@ -312,16 +333,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
@@ -441,16 +453,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
@@ -567,16 +570,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1),
@@ -677,16 +671,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert(!((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1)),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is required when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert(!((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1)),
@@ -782,16 +767,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 8, static_cast<long long>(PtxgenAtype)), 8, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0)), 2, static_cast<long long>(PtxgenBitop))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .b1 needs .and.popc (wgmma has no .xor.popc)");
-    static_assert((!((PtxgenBitop == wgmma_mma_async_bitop::bitop_and))) || (((PtxgenAtype == wgmma_mma_async_atype::b1))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .and.popc is only for .b1");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_atype::u8 || PtxgenAtype == wgmma_mma_async_atype::s8 || PtxgenAtype == wgmma_mma_async_atype::b1))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sync.aligned: the integer and .b1 forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>::ok);
     static_assert(!((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1)),
                   "ptxgen: wgmma.mma_async.sync.aligned: operand imm_scale_a is required when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert(!((PtxgenAtype != wgmma_mma_async_atype::u8 && PtxgenAtype != wgmma_mma_async_atype::s8 && PtxgenAtype != wgmma_mma_async_atype::b1)),
@@ -888,12 +864,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
@@ -997,12 +968,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
@@ -1127,12 +1093,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
@@ -1254,12 +1215,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is only allowed when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8),
@@ -1362,12 +1318,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert(!((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8)),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is required when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert(!((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8)),
@@ -1465,12 +1416,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::wgmma_mma_async_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 32, detail::index_of<8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256>(PtxgenN)), 3, static_cast<long long>(PtxgenDtype)), 7, static_cast<long long>(PtxgenAtype)), 7, static_cast<long long>(PtxgenBtype)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x80ull)  // the checks, where the target may have a form
-    static_assert((PtxgenN >= 8 && PtxgenN <= 256 && (PtxgenN - 8) % 8 == 0),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: template parameter PtxgenN (qualifier n) must be 8 to 256 in steps of 8");
-    static_assert((!(PtxgenSatfinite)) || (((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: .satfinite is only for the .u8 / .s8 forms");
-    static_assert((!((PtxgenAtype == wgmma_mma_async_sp_atype::u8 || PtxgenAtype == wgmma_mma_async_sp_atype::s8))) || (((PtxgenN != 40 && PtxgenN != 56 && PtxgenN != 72 && PtxgenN != 88 && PtxgenN != 104 && PtxgenN != 120 && PtxgenN != 136 && PtxgenN != 152 && PtxgenN != 168 && PtxgenN != 184 && PtxgenN != 200 && PtxgenN != 216 && PtxgenN != 232 && PtxgenN != 248))),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: the sparse integer forms take N = 8, 16, 24 and 32 to 256 in steps of 16");
+    static_assert(detail::wgmma_mma_async_sp_checks<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>::ok);
     static_assert(!((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8)),
                   "ptxgen: wgmma.mma_async.sp.sync.aligned: operand imm_scale_a is required when atype = {bf16, e4m3, e5m2, f16, tf32}");
     static_assert(!((PtxgenAtype != wgmma_mma_async_sp_atype::u8 && PtxgenAtype != wgmma_mma_async_sp_atype::s8)),
