@@ -206,7 +206,9 @@ def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
             out += [("c++", o, False, f"its wrapper {o}"),
                     ("c++", f"{o}_operands", False, f"the operand types of its wrapper {o}"),
                     ("c++", f"{o}_result", False,
-                     f"the result struct of its wrapper {o} (a joined d|p pair)")]
+                     f"the result struct of its wrapper {o} (a joined d|p pair)"),
+                    ("c++", f"{o}_checks", True,
+                     f"the qualifier checks {o}_checks that the overloads of {o} share")]
         out += [("c++", f"{w}_forms", True, f"the form tables {w}_forms<N> of its wrapper"),
                 ("c++", f"ptxgen_unsupported_target_{w}_is_only_on_", True,
                  f"the unsupported-target functions of its wrapper {w}")]

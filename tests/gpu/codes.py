@@ -111,7 +111,11 @@ def random_acc(typ: str, shape: tuple[int, ...],
 #: Tight enough that a misplaced element (an error of about 2 / K of that scale) fails.
 RTOL_F64 = 2.0**-44
 RTOL_F32 = 2.0**-16      # f16 / bf16 / tf32 inputs, f32 accumulators
-RTOL_F32_FP8 = 2.0**-10  # e4m3 / e5m2 inputs, f32 accumulators (reduced-precision adds)
+# e4m3 / e5m2 inputs, f32 accumulators: the tensor cores add fp8 products with reduced
+# precision. 2^-10 was exceeded on the H100 by one element of 4096 (wgmma m64n64k32 e4m3,
+# PTXGEN_GPU_SEED=300318243: 33.09375 against 33.14207, 0.99 x 2^-9 of |A| @ |B|; the same
+# with the headers of 5dfc687), so 2^-9: still 8x below a misplaced element's 2 / K.
+RTOL_F32_FP8 = 2.0**-9
 RTOL_F16 = 2.0**-9       # f16 accumulators
 OUT_ROUND = {"f16": 2.0**-11, "f32": 2.0**-24, "f64": 2.0**-53}
 

@@ -6,7 +6,7 @@ Each form runs once on random operands (one warp; kernels/mma_sync.cu packs the 
 by the PTX ISA layouts) and D is compared element by element with a float64 / int64 numpy
 reference: integers exactly (with .satfinite clamping to the s32 range, which the inputs
 provoke), floats to |D - ref| <= rtol * (|A| @ |B| + |C|) + (output rounding) * |ref| with
-rtol 2^-16 for f16 / bf16 / tf32 into f32, 2^-10 for e4m3 / e5m2 into f32, 2^-9 into f16
+rtol 2^-16 for f16 / bf16 / tf32 into f32, 2^-9 for e4m3 / e5m2 into f32, 2^-9 into f16
 and 2^-44 for f64 (tests/gpu/codes.py). A misplaced element costs about 2/K of that scale.
 The .satfinite forms get operands that drive some elements past both ends of the s32 range.
 """

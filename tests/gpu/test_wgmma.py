@@ -14,8 +14,8 @@ published to the async proxy with fence.proxy.async before the barrier.
 D is compared with a float64 / int64 numpy reference: integers exactly (.satfinite
 saturates the result of each instruction, and the inputs drive elements past both ends of
 the s32 range), floats to |D - ref| <= rtol * (|A| @ |B| + |C|) + (output
-rounding) * |ref| with rtol 2^-16 for f16 / bf16 / tf32 into f32, 2^-10 for e4m3 / e5m2
-into f32 and 2^-9 into f16 (tests/gpu/codes.py).
+rounding) * |ref| with rtol 2^-16 for f16 / bf16 / tf32 into f32, 2^-9 for e4m3 / e5m2
+into f32 and into f16 (tests/gpu/codes.py).
 """
 
 from __future__ import annotations

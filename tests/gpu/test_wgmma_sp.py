@@ -137,7 +137,8 @@ def holders(np: Any, atype: str, sel: int) -> Any:
 def rtol(case: forms.WgmmaSpCase) -> float | None:
     """The tolerance of codes.compare, but 2^-8 for FP8 into .f32: the H100's FP8 sums (64
     dense K per instruction) were off by up to 2^-9.9 of |A| @ |B| + |C| (dense wgmma, 32 K per
-    instruction: within 2^-10). A misplaced element is still an error of about 2^-6 of it."""
+    instruction: up to 2^-9.98, hence codes.RTOL_F32_FP8 = 2^-9). A misplaced element is
+    still an error of about 2^-6 of it."""
     if case.atype in ("e4m3", "e5m2") and case.dtype == "f32":
         return 2.0**-8
     return None
