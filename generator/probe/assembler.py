@@ -26,6 +26,7 @@ target, version and -arch).
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import os
@@ -127,8 +128,10 @@ class Assembler:
                                  f"writes: {out.strip()[:200]}")
         return Assembler(exe, m.group(1), m.group(2), cur.group(1), gpus)
 
-    @property
+    @functools.cached_property
     def identity(self) -> str:
+        """The build and real path: the key of its cached results. Made once (the matrix
+        asked for it per kernel, ~2 million realpath calls: half its time on 2 cores)."""
         return f"{self.build}:{os.path.realpath(self.path)}"
 
     def run(self, text: str, arch: str) -> tuple[int, str]:
@@ -140,7 +143,8 @@ class Assembler:
     def assemble(self, target: str, version: str, arch: str,
                  kernels: Sequence[Kernel]) -> dict[str, list[str]]:
         """{kernel key: ptxas errors}; an empty list: the kernel assembled in a clean run."""
-        bucket_key = hashlib.sha256("\0".join((self.identity, target, version, arch))
+        identity = self.identity
+        bucket_key = hashlib.sha256("\0".join((identity, target, version, arch))
                                     .encode()).hexdigest()
         bucket = _bucket(bucket_key)
         out: dict[str, list[str]] = {}
@@ -153,7 +157,7 @@ class Assembler:
             with _lock:
                 hit = bucket.get(h)
                 if hit is None:
-                    hit = _unparsable.get((self.identity, h))
+                    hit = _unparsable.get((identity, h))
                     if hit is not None:
                         bucket[h] = hit
                         inferred = True
@@ -171,7 +175,7 @@ class Assembler:
                     out[k.key] = errs
                     bucket[hashes[k.key]] = errs
                     if any(_SYNTAX.search(e) for e in errs):
-                        _unparsable[(self.identity, hashes[k.key])] = errs
+                        _unparsable[(identity, hashes[k.key])] = errs
             _save(bucket_key, bucket)
         return out
 
