@@ -53,13 +53,19 @@ def _supported(call: Mapping[str, Any], target: str, version: str | None = None)
     return bool(call["form"].support.supported(TARGETS, target, version or TARGETS.newest))
 
 
+#: The targets of each wrapper's forms, by its refusal ``any_form_error`` (named after the
+#: wrapper), at any version.
+WRAPPER_TARGETS: dict[str, set[str]] = {}
+for _call in CALLS.values():
+    WRAPPER_TARGETS.setdefault(_call["any_form_error"], set()).update(
+        _call["form"].support.targets)
+
+
 def _wrapper_has_a_form(call: Mapping[str, Any], target: str) -> bool:
-    """Whether any form of the call's wrapper (the forms that share its refusal
-    ``any_form_error``, named after the wrapper) has ``target`` at any version: else the
-    device pass sees one declaration per wrapper name and operand count, whose refusal
-    names every target of the wrapper's forms."""
-    return any(target in c["form"].support.targets for c in CALLS.values()
-               if c["any_form_error"] == call["any_form_error"])
+    """Whether any form of the call's wrapper has ``target``: else the device pass sees one
+    declaration per wrapper name and operand count, whose refusal names every target of
+    the wrapper's forms."""
+    return target in WRAPPER_TARGETS[call["any_form_error"]]
 
 
 def _expected_refusal(call: Mapping[str, Any], target: str) -> str:

@@ -301,8 +301,9 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     probes += gated_misses
     report.near_misses = len(probes)
     lenient = [m for ins in iset.instructions for m in lenient_misses(ins, tk)]
+    known = pairs_of(targets, asm)
     for _k, sup, problems in lenient:
-        if not any(sup.supported(targets, t, v) for t, v in pairs_of(targets, asm)):
+        if not any(sup.supported(targets, t, v) for t, v in known):
             report.rules_beyond.update(problems)
     for t in targets.targets:
         if t.ptxas_arch not in asm.gpu_names:

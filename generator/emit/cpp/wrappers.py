@@ -515,21 +515,26 @@ class _Helpers:
 
 # -- the wrappers --------------------------------------------------------------------------
 
-def _mask(targets: Targets, names: Iterable[str]) -> str:
+def _mask_bits(targets: Targets, names: Iterable[str]) -> int:
+    """The support mask of ``names``: one bit per target, in the order of the targets."""
     memo = targets.memo("cpp_mask")
     key = names if isinstance(names, frozenset) else None
     hit = memo.get(key) if key is not None else None
     if hit is not None:
-        result: str = hit
+        result: int = hit
         return result
     bits = 0
     index = targets.index
     for n in names:
         bits |= 1 << index[n]
-    text = f"0x{bits:x}ull"
     if key is not None:
-        memo[key] = text
-    return text
+        memo[key] = bits
+    return bits
+
+
+def _mask(targets: Targets, names: Iterable[str]) -> str:
+    """The support mask as the C++ literal the headers write (``0x...ull``)."""
+    return f"0x{_mask_bits(targets, names):x}ull"
 
 
 def and_later_from(targets: Targets, names: frozenset[str]) -> int:
@@ -1451,10 +1456,10 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             any_error = any_form_error(w, iset.targets, supports.values())
             externs[any_error] = None
             for sup in selected.values():
-                family |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                family |= _mask_bits(iset.targets, sup.targets)
             own = 0  # the targets with a form of this wrapper (selected or not)
             for sup in supports.values():
-                own |= int(_mask(iset.targets, sup.targets)[2:-3], 16)
+                own |= _mask_bits(iset.targets, sup.targets)
             overloads = wr.overloads()
             if w.fences is not None:
                 overloads += _fence_overloads(iset, ins, w, overloads)
@@ -1530,16 +1535,19 @@ def _wrapper_guards(functions: list[dict[str, Any]], family: int,
     a forms table. An sm_90a pass then reads no ``.override::global_address`` wrapper.
     The wrapper's targets count every form of it, selected or not, so that a form left out
     of a ``--select`` still fails with its selection message where the wrapper exists."""
+    names: dict[tuple[str, str], set[str]] = {}  # each wrapper's function names
+    for f in functions:
+        names.setdefault(f["wrapper_id"], set()).add(f["name"])
     for f in functions:
         own = f["wrapper_mask"] & family
         f["prune"] = None
         f["forms_guard"] = f"0x{own:x}ull" if own != family else None
         if own == family or not (f.get("wrapper_first") or f.get("wrapper_last")):
             continue
-        names = {g["name"] for g in functions if g["wrapper_id"] == f["wrapper_id"]}
+        mine = names[f["wrapper_id"]]
         f["prune"] = {"mask": f"0x{own:x}ull", "first": bool(f.get("wrapper_first")),
                       "last": bool(f.get("wrapper_last")),
-                      "generic": [d for d in host_functions if d["name"] in names]}
+                      "generic": [d for d in host_functions if d["name"] in mine]}
 
 
 _PTXGEN_NAME = re.compile(r"\bPtxgen\w+")
