@@ -15,12 +15,15 @@ relative to the output folder; nothing is written here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from types import ModuleType
 
+from ptxgen.emit import jobs as _jobs
 from ptxgen.emit.templates import Files as Files
 from ptxgen.model import Spec
 
 
-def _emitters() -> list[Callable[[Spec], Files]]:
+def _emitters() -> list[ModuleType]:
     from ptxgen.emit.cpp import descriptor_rules, wrappers
     from ptxgen.emit.cpp import descriptors as cpp_descriptors
     from ptxgen.emit.cpp import tests as cpp_tests
@@ -30,15 +33,27 @@ def _emitters() -> list[Callable[[Spec], Files]]:
     from ptxgen.emit.python import descriptors as python_descriptors
     from ptxgen.emit.python import tests as python_tests
 
-    return [cpp_descriptors.emit, cpp_tests.emit, wrappers.emit, descriptor_rules.emit,
-            python_descriptors.emit, builders.emit, python_tests.emit,
-            markdown_descriptors.emit, markdown_instructions.emit]
+    return [cpp_descriptors, cpp_tests, wrappers, descriptor_rules, python_descriptors,
+            builders, python_tests, markdown_descriptors, markdown_instructions]
 
 
-def render_all(spec: Spec) -> Files:
+def render_all(spec: Spec, processes: int | None = None) -> Files:
+    """Every output file of the model. An emitter with a ``parts`` function (the wrappers:
+    one part per instruction file) is rendered in those parts; the parts and the other
+    emitters run on ``processes`` processes (:mod:`ptxgen.emit.jobs`; default: every
+    CPU): the other emitters first, then the parts, biggest first, so that the last
+    jobs taken are small ones. The result does not depend on how many."""
+    parts: list[tuple[int, Callable[[], Files]]] = []  # (weight, job)
+    whole: list[Callable[[], Files]] = []
+    for module in _emitters():
+        if hasattr(module, "parts"):
+            parts += module.parts(spec)
+        else:
+            whole.append(partial(module.emit, spec))
+    parts.sort(key=lambda p: -p[0])  # stable: equal weights keep the emitter's order
     files: Files = {}
-    for emit in _emitters():
-        for path, data in emit(spec).items():
+    for out in _jobs.run(whole + [job for _, job in parts], processes):
+        for path, data in out.items():
             if path in files:
                 raise RuntimeError(f"two emitters produce {path}")
             files[path] = data

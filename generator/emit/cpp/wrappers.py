@@ -76,9 +76,10 @@ but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
+from itertools import accumulate
 from typing import Any
 
 from ptxgen import escape
@@ -1638,10 +1639,13 @@ def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:
     width = max((len(p) for p in parts), default=0)
     best: tuple[int, int] = (-1, 0)
     distinct = set(filter(None, parts))
+    # each distinct opcode's head and tail texts at every cut, made by accumulation
+    heads_at = [list(accumulate(p)) for p in distinct]
+    tails_at = [list(accumulate(reversed(p), lambda t, x: x + t))[::-1] for p in distinct]
     for cut in range(1, max(width, 2)):
         # the pieces' texts (each once, with its NUL), from the distinct qualifier tuples
-        heads = {"".join(h) for h in {p[:cut] for p in distinct}}
-        tails = {"".join(t) for t in {p[cut:] for p in distinct}}
+        heads = {h[cut - 1] if cut <= len(h) else h[-1] for h in heads_at}
+        tails = {t[cut] if cut < len(t) else "" for t in tails_at}
         size = sum(map(len, heads)) + sum(map(len, tails)) + len(heads) + len(tails)
         if best[0] < 0 or size < best[0]:
             best = (size, cut)
@@ -1758,30 +1762,51 @@ def _ctype_text(spec: Any, access: str = "read") -> str:
     return leaf(spec)
 
 
-def emit(spec: Spec) -> Files:
+def parts(spec: Spec) -> list[tuple[int, Callable[[], Files]]]:
+    """The emitter in independent parts, each with its weight (its number of forms): one
+    per instruction file (its wrapper headers), and the headers of them all."""
     iset = spec.instructions
     if iset is None:
-        return {}
+        return []
     by_file: dict[str, list[Instruction]] = {}
     for ins in iset.instructions:
         by_file.setdefault(ins.spec_file, []).append(ins)
+    out: list[tuple[int, Callable[[], Files]]] = [
+        (sum(len(i.forms) for i in instrs), partial(_file_headers, iset, rel, instrs,
+                                                    spec.select))
+        for rel, instrs in by_file.items()]
+    return [*out, (0, partial(_common_headers, iset, list(by_file)))]
+
+
+def emit(spec: Spec) -> Files:
     files: Files = {}
-    headers = []
-    for rel, instrs in by_file.items():
-        stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
-        headers.append(f"ptx/{stem}.hpp")
-        view = header_view(iset, rel, instrs, spec.select)
-        files[f"{OUT}/{stem}.hpp"] = render("cpp/wrappers.hpp.j2", **view)
-        files[f"{OUT}/{stem}.device.hpp"] = render("cpp/wrapper_device.hpp.j2", **view)
-        if view["has_forms"]:
-            files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view,
-                                                      old_compiler=OLD_COMPILER)
-    files[f"{OUT}/target.hpp"] = render("cpp/target.hpp.j2", **target_view(iset))
-    files["include/ptxgen/ptx.hpp"] = render(
-        "cpp/ptx.hpp.j2", headers=sorted(headers),
-        notice=[escape.cpp_comment_text(x) for x in generated_notice(
-            sorted({i.spec_file for i in iset.instructions}), "cpp/ptx.hpp.j2")])
+    for _, part in parts(spec):
+        files.update(part())
     return files
+
+
+def _stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+
+
+def _file_headers(iset: InstructionSet, rel: str, instrs: list[Instruction],
+                  select: str | None) -> Files:
+    stem = _stem(rel)
+    view = header_view(iset, rel, instrs, select)
+    files = {f"{OUT}/{stem}.hpp": render("cpp/wrappers.hpp.j2", **view),
+             f"{OUT}/{stem}.device.hpp": render("cpp/wrapper_device.hpp.j2", **view)}
+    if view["has_forms"]:
+        files[f"{OUT}/{stem}.forms.hpp"] = render("cpp/wrapper_forms.hpp.j2", **view,
+                                                  old_compiler=OLD_COMPILER)
+    return files
+
+
+def _common_headers(iset: InstructionSet, rels: list[str]) -> Files:
+    return {f"{OUT}/target.hpp": render("cpp/target.hpp.j2", **target_view(iset)),
+            "include/ptxgen/ptx.hpp": render(
+                "cpp/ptx.hpp.j2", headers=sorted(f"ptx/{_stem(r)}.hpp" for r in rels),
+                notice=[escape.cpp_comment_text(x) for x in generated_notice(
+                    sorted({i.spec_file for i in iset.instructions}), "cpp/ptx.hpp.j2")])}
 
 
 # -- calling the wrappers (the nvcc tests and the benchmark build kernels with this) ------
