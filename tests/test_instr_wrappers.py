@@ -63,7 +63,7 @@ for _call in CALLS.values():
 
 def _wrapper_has_a_form(call: Mapping[str, Any], target: str) -> bool:
     """Whether any form of the call's wrapper has ``target``: else the device pass sees one
-    declaration per wrapper name and operand count, whose refusal names every target of
+    declaration per wrapper name, whose refusal names every target of
     the wrapper's forms."""
     return target in WRAPPER_TARGETS[call["any_form_error"]]
 

@@ -23,9 +23,9 @@ d|p pair, an 8-bit register after it) in a ``<function>_result`` struct; an 8-bi
 to the statement and widened into a 32-bit "=r" operand (``NARROW``). The host pass of
 nvcc (cudafe++ and the host compiler, which never run device code) and a host compiler
 see the enums, the result structs, the traits with the helpers they use, and one
-declaration per wrapper name and operand count whose operands (``detail::host_arg``) take
-any argument, braced lists too, and whose body returns the wrapper's type: a kernel's
-calls parse there, and the device passes check them against the wrappers
+declaration per wrapper name whose operands (``detail::host_arg``, those past the fewest of
+its overloads defaulted) take any argument, braced lists too, and whose body returns the
+wrapper's type: a kernel's calls parse there, and the device passes check them against the wrappers
 (``PTXGEN_PTX_EXACT_HOST_DECLARATIONS`` shows the wrappers to the host pass too, e.g. for
 an IDE). A device pass whose target has no form of the file sees the same declarations,
 whose body calls the wrapper's refusal (``any_form_error``: it names every target of the
@@ -76,6 +76,7 @@ but in the one pass that can use its forms (benchmarks/bench_cpp_compile.py).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import cache, lru_cache, partial
@@ -319,6 +320,58 @@ def cpp_bool(x: str | bool) -> str:
 
 # -- value specs as constexpr helper bodies --------------------------------------------
 
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_MAYBE_UNUSED = "[[maybe_unused]] "
+
+
+def _named_params(params: str, body: list[str]) -> str:
+    """A helper's parameter list with names only where its body uses them: an unnamed
+    parameter cannot be unused, and the list is shorter to compile than one of
+    ``[[maybe_unused]]`` parameters."""
+    if _MAYBE_UNUSED not in params:
+        return params
+    used = set(_WORD.findall(" ".join(body)))
+    out = []
+    for p in params.split(", "):
+        kind, _, name = p.removeprefix(_MAYBE_UNUSED).rpartition(" ")
+        out.append(f"{kind} {name}" if name in used else kind)
+    return ", ".join(out)
+
+
+def _by_values(spec: Any, ins: Instruction, result: Any) -> tuple[str | None,
+                                                                  dict[int, int]] | None:
+    """A value spec that returns numbers (not negative) by at most one qualifier: (its
+    name, {the digit of its value: the number}), or (None, {-1: the number}) for one
+    number; None for any other (nested, divided, other results)."""
+    def number(sub: Any) -> int | None:
+        if isinstance(sub, dict):
+            return None
+        text = str(result(sub))
+        return int(text) if text.isdigit() else None
+
+    if not isinstance(spec, dict):
+        n = number(spec)
+        return None if n is None else (None, {-1: n})
+    if "by" not in spec:
+        return None
+    q = ins.qualifier(spec["by"])
+    out: dict[int, int] = {}
+    for key, sub in spec["values"].items():
+        value = str(key) if not isinstance(key, bool) else (TRUE if key else FALSE)
+        n = number(sub)
+        if n is None:
+            return None
+        if value in q.domain and q.domain.index(value) not in out:
+            out[q.domain.index(value)] = n
+    if "default" in spec:
+        n = number(spec["default"])
+        if n is None:
+            return None
+        for d in range(len(q.domain)):
+            out.setdefault(d, n)
+    return q.name, out
+
+
 def _spec_lines(spec: Any, cond: _Cond, result: Any, indent: str) -> list[str]:
     """Statements returning ``result(value)`` for a value spec (by / div / literal)."""
     if isinstance(spec, dict) and "by" in spec:
@@ -446,37 +499,112 @@ class _Helpers:
         if name in self.defs:
             return name
         body: list[str] = []
-        cases: list[str] = []
+        cases: dict[int, Any] = {}  # combination: its value spec, as statements
+        # the cases that return numbers by at most one qualifier: a table, not statements
+        tabled: dict[int, tuple[str | None, dict[int, int]]] = {}  # combination: values
         for comb, spec in spec_by_comb:
+            values = _by_values(spec, self.ins, result) if ret == "int" else None
             if comb is None:
-                body += _spec_lines(spec, self.cond, result, "    ")
+                if values is not None and values[0] is not None:
+                    body += self._table_lookup(values[0], [values[1]], None)
+                else:
+                    body += _spec_lines(spec, self.cond, result, "    ")
                 continue
             k = self.combination_index(comb)
-            if k is None:
+            if k is None or k in cases or k in tabled:
                 continue
-            cases += [f"    case {k}:", *_spec_lines(spec, self.cond, result, "        "),
-                      "        break;"]
-        if cases:  # the combination's case (the combinations do not overlap)
-            body += [f"    switch ({self.combination_call()}) {{", *cases, "    }"]
+            if values is not None:
+                tabled[k] = values
+            cases[k] = spec
+        # the table's column: the qualifier most of the cases go by; the others are cases
+        by = Counter(q for q, _ in tabled.values() if q is not None).most_common(1)
+        column = by[0][0] if by else None
+        tabled = {k: v for k, v in tabled.items() if v[0] is None or v[0] == column}
+        rest = [k for k in cases if k not in tabled]
+        if tabled or rest:  # the combination's (the combinations do not overlap)
+            body.append(f"    const int ptxgen_k = {self.combination_call()};")
+        if tabled:
+            body += self._table_lookup(column, [tabled[k][1] if k in tabled else {}
+                                                for k in range(max(tabled) + 1)], "ptxgen_k")
+        if rest:
+            body.append("    switch (ptxgen_k) {")
+            for k in rest:
+                body += [f"    case {k}:", *_spec_lines(cases[k], self.cond, result,
+                                                       "        "), "        break;"]
+            body.append("    }")
         body.append(f"    return {result(None)};")
         self.defs[name] = {"ret": ret, "name": name, "params": self.params(), "body": body}
         return name
+
+    def _table_lookup(self, qname: str | None, rows: list[dict[int, int]],
+                      row: str | None) -> list[str]:
+        """Statements returning a number from a table (row ``row``, a combination; column:
+        the digit of qualifier ``qname``) where the table has one: the numbers + 1 packed
+        (0: none, and the statements after run). A row {-1: n} is n in every column."""
+        q = self.ins.qualifier(qname) if qname is not None else None
+        cols = len(q.domain) if q is not None else 1
+        width, data = escape.packed([(r[d] if d in r else r.get(-1, -1)) + 1
+                                     for r in rows for d in range(cols)])
+        lit = escape.cpp_bytes(data)
+        at = (f"detail::cell({row or 0}, {len(rows)}, {self.digit(q) if q else 0}, {cols})")
+        return [f"    if (const long long ptxgen_v = detail::entry({lit[0]}",
+                *[f"            {x}" for x in lit[1:]],
+                f"            , {width}, {at}); ptxgen_v >= 0) {{",
+                "        return static_cast<int>(ptxgen_v);", "    }"]
+
+    def digit(self, q: Qualifier) -> str:
+        """The position of qualifier ``q``'s value in its domain (-1: none), in C++."""
+        x = escape.ident(q.name)
+        if q.flag:
+            return f"({x} ? {q.domain.index(TRUE)} : {q.domain.index(FALSE)})"
+        if q.numeric:
+            return f"detail::index_of<{', '.join(q.domain)}>({x})"
+        return f"static_cast<long long>({x})"
 
     def combination_index(self, comb: Condition) -> int | None:
         """The number of a combination in ``<id>_combination`` (None: it cannot hold)."""
         if self._combinations is None:
             self._combinations = {}
-            tests: list[str] = []
+            boxes: list[list[int]] = []  # each combination's mask per qualifier
             for c in self.ins.combinations:
                 test = _and(self.cond.cond(c.match), self._absent_unlisted(c.match))
                 if test is not False and c.match not in self._combinations:
-                    self._combinations[c.match] = len(tests)
-                    tests.append(f"    if ({cpp_bool(test)}) return {len(tests)};")
+                    self._combinations[c.match] = len(boxes)
+                    boxes.append(self._box(c.match))
             name = escape.ident(f"{self.ins.id}_combination")
             self.defs[name] = {"ret": "int", "name": name, "params": self.params(),
-                               "body": [*tests, "    return -1;"]}
+                               "body": self._box_body(boxes)}
             self.visible.add(name)  # the helpers outside the checks use it too
         return self._combinations.get(comb)
+
+    def _box(self, match: Condition) -> list[int]:
+        """A combination as a box: for each qualifier, the mask of the digits (positions in
+        its domain) of the values it may take (the absent value of a qualifier with one
+        that the combination does not name)."""
+        masks = []
+        for q in self.quals:
+            tests = [m for n, m in match.items if n == q.name]
+            if not tests and q.absent is not None:
+                tests = [Matcher(frozenset({q.absent}))]
+            masks.append(sum(1 << i for i, v in enumerate(q.domain)
+                             if all(m(v) for m in tests)))
+        return masks
+
+    def _box_body(self, boxes: list[list[int]]) -> list[str]:
+        """``<id>_combination``: the first box that holds the qualifiers' digits (-1: none),
+        looked up in a packed table of the boxes' masks (the qualifiers that some box
+        restricts, each mask in the bytes that hold the largest domain)."""
+        used = [i for i, q in enumerate(self.quals)
+                if any(b[i] != (1 << len(q.domain)) - 1 for b in boxes)]
+        if not boxes or not used:
+            return [f"    return {0 if boxes else -1};"]
+        width = max((len(self.quals[i].domain) + 7) // 8 for i in used)
+        data = b"".join(b[i].to_bytes(width, "little") for b in boxes for i in used)
+        digits = [self.digit(self.quals[i]) for i in used]
+        rows = escape.cpp_bytes(data)
+        return [f"    const long long ptxgen_digits[] = {{{', '.join(digits)}}};",
+                f"    return detail::box_of({rows[0]}", *[f"        {r}" for r in rows[1:]],
+                f"        , {len(boxes)}, {len(used)}, {width}, ptxgen_digits);"]
 
     def combination_call(self) -> str:
         name = escape.ident(f"{self.ins.id}_combination")
@@ -1495,6 +1623,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
                              f"{', '.join(sorted(clash))} are also the enum of a qualifier "
                              f"(instruction id + qualifier name) or a result struct")
+        for h in hp.defs.values():
+            h["params"] = _named_params(h["params"], h["body"])
         helpers += [h for n, h in hp.defs.items() if n in hp.visible]
         check_helpers += [h for n, h in hp.defs.items() if n not in hp.visible]
         checkers += list(hp.checkers.values())
@@ -1607,8 +1737,9 @@ def _host_helpers(helpers: list[dict[str, Any]], traits: list[dict[str, Any]],
 
 
 def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the host pass declares of the wrappers: one function template per name and
-    operand count, whose operands take anything (braced lists too) and whose body only
+    """What the host pass declares of the wrappers: one function template per name (and
+    return type), whose operands take anything (braced lists too; those past the fewest
+    of the name's overloads defaulted) and whose body only
     returns the wrapper's type. The host compiler never runs device code, and the
     device passes check every call against the real wrappers. A device pass whose
     target has no form of the file sees them too, with the wrapper's refusal that names
@@ -1627,7 +1758,16 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
         if d["ret"] != f["ret"]:
             raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
                              f"returns {d['ret']} in one overload and {f['ret']} in another")
-    return list(out.values())
+    # the operand counts of one name and return type: one declaration, the operands past
+    # the fewest defaulted
+    merged: dict[tuple[str, ...], tuple[int, int, dict[str, Any]]] = {}
+    for (name, count), d in out.items():
+        same = (name, d["ret"], d["template"], d["refusal"])
+        low, high, first = merged.get(same, (count, count, d))
+        merged[same] = (min(low, count), max(high, count), first)
+    return [{**d, "params": ", ".join(["detail::host_arg"] * low
+                                      + ["detail::host_arg = {}"] * (high - low))}
+            for low, high, d in merged.values()]
 
 
 def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:

@@ -13,23 +13,23 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_addr([[maybe_unused]] clusterlaunchcontrol_try_cancel_space space, [[maybe_unused]] clusterlaunchcontrol_try_cancel_completion completion, [[maybe_unused]] bool multicast, [[maybe_unused]] clusterlaunchcontrol_try_cancel_size size) {
-    if ((space == clusterlaunchcontrol_try_cancel_space::shared_cta)) {
-        return 8;
+PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_addr(clusterlaunchcontrol_try_cancel_space space, clusterlaunchcontrol_try_cancel_completion, bool, clusterlaunchcontrol_try_cancel_size) {
+    if (const long long ptxgen_v = detail::entry("\007\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 6;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_mbar([[maybe_unused]] clusterlaunchcontrol_try_cancel_space space, [[maybe_unused]] clusterlaunchcontrol_try_cancel_completion completion, [[maybe_unused]] bool multicast, [[maybe_unused]] clusterlaunchcontrol_try_cancel_size size) {
-    if ((space == clusterlaunchcontrol_try_cancel_space::shared_cta)) {
-        return 8;
+PTXGEN_PTX_CONSTEXPR int clusterlaunchcontrol_try_cancel_type_mbar(clusterlaunchcontrol_try_cancel_space space, clusterlaunchcontrol_try_cancel_completion, bool, clusterlaunchcontrol_try_cancel_size) {
+    if (const long long ptxgen_v = detail::entry("\012\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 9;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_vec clusterlaunchcontrol_query_cancel_derive_vec([[maybe_unused]] clusterlaunchcontrol_query_cancel_query query) {
+PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_vec clusterlaunchcontrol_query_cancel_derive_vec(clusterlaunchcontrol_query_cancel_query query) {
     if ((query == clusterlaunchcontrol_query_cancel_query::is_canceled)) return clusterlaunchcontrol_query_cancel_vec::none;
     if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_x)) return clusterlaunchcontrol_query_cancel_vec::none;
     if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y)) return clusterlaunchcontrol_query_cancel_vec::none;
@@ -38,7 +38,7 @@ PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_vec clusterlaunchcontrol_
     return clusterlaunchcontrol_query_cancel_vec{};
 }
 
-PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_type clusterlaunchcontrol_query_cancel_derive_type([[maybe_unused]] clusterlaunchcontrol_query_cancel_query query) {
+PTXGEN_PTX_CONSTEXPR clusterlaunchcontrol_query_cancel_type clusterlaunchcontrol_query_cancel_derive_type(clusterlaunchcontrol_query_cancel_query query) {
     if ((query == clusterlaunchcontrol_query_cancel_query::is_canceled)) return clusterlaunchcontrol_query_cancel_type::pred;
     if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_x)) return clusterlaunchcontrol_query_cancel_type::b32;
     if ((query == clusterlaunchcontrol_query_cancel_query::get_first_ctaid_y)) return clusterlaunchcontrol_query_cancel_type::b32;

@@ -13,18 +13,18 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cp_async_mbarrier_arrive_type_addr([[maybe_unused]] bool noinc, [[maybe_unused]] cp_async_mbarrier_arrive_space space, [[maybe_unused]] cp_async_mbarrier_arrive_type type) {
-    if ((space == cp_async_mbarrier_arrive_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int cp_async_mbarrier_arrive_type_addr(bool, cp_async_mbarrier_arrive_space space, cp_async_mbarrier_arrive_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
-PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size([[maybe_unused]] cp_async_cache cache, [[maybe_unused]] cp_async_space space, [[maybe_unused]] cp_async_src src, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_prefetch prefetch, long long v) {
+PTXGEN_PTX_CONSTEXPR bool cp_async_ok_cp_size(cp_async_cache cache, cp_async_space, cp_async_src, bool, cp_async_prefetch, long long v) {
     if ((cache == cp_async_cache::cg)) {
         return v == 16;
     }

@@ -84,17 +84,11 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_wait_group_
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_src_size_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5(); }
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_ignore_src_is_only_on_sm_80_and_later_from_ptx_isa_7_5(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_commit_group() { detail::ptxgen_unsupported_target_cp_async_commit_group_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
@@ -105,17 +99,11 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_commit_group() { }
 template <auto... PtxgenQ>

@@ -13,42 +13,42 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem([[maybe_unused]] cp_async_bulk_dst dst, [[maybe_unused]] cp_async_bulk_src src, [[maybe_unused]] cp_async_bulk_completion completion, [[maybe_unused]] cp_async_bulk_multicast multicast, [[maybe_unused]] bool ignore_oob, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_report report, [[maybe_unused]] bool cp_mask) {
-    if ((dst == cp_async_bulk_dst::dst_global)) {
-        return 6;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem(cp_async_bulk_dst dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool) {
+    if (const long long ptxgen_v = detail::entry("\011\011\007"
+            , 1, detail::cell(0, 1, static_cast<long long>(dst), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem([[maybe_unused]] cp_async_bulk_dst dst, [[maybe_unused]] cp_async_bulk_src src, [[maybe_unused]] cp_async_bulk_completion completion, [[maybe_unused]] cp_async_bulk_multicast multicast, [[maybe_unused]] bool ignore_oob, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_report report, [[maybe_unused]] bool cp_mask) {
-    if ((src == cp_async_bulk_src::src_global)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem(cp_async_bulk_dst, cp_async_bulk_src src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool) {
+    if (const long long ptxgen_v = detail::entry("\006\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(src), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_cta_mask([[maybe_unused]] cp_async_bulk_dst dst, [[maybe_unused]] cp_async_bulk_src src, [[maybe_unused]] cp_async_bulk_completion completion, [[maybe_unused]] cp_async_bulk_multicast multicast, [[maybe_unused]] bool ignore_oob, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_report report, [[maybe_unused]] bool cp_mask) {
-    if ((multicast == cp_async_bulk_multicast::multicast_cluster_32b)) {
-        return 0;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_cta_mask(cp_async_bulk_dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast multicast, bool, bool, cp_async_bulk_report, bool) {
+    if (const long long ptxgen_v = detail::entry("\010\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 7;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem([[maybe_unused]] cp_reduce_async_bulk_dst dst, [[maybe_unused]] cp_reduce_async_bulk_src src, [[maybe_unused]] cp_reduce_async_bulk_completion completion, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_reduce_async_bulk_redop redop, [[maybe_unused]] bool noftz, [[maybe_unused]] cp_reduce_async_bulk_type type) {
-    if ((dst == cp_reduce_async_bulk_dst::dst_global)) {
-        return 6;
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst dst, cp_reduce_async_bulk_src, cp_reduce_async_bulk_completion, bool, cp_reduce_async_bulk_redop, bool, cp_reduce_async_bulk_type) {
+    if (const long long ptxgen_v = detail::entry("\011\007"
+            , 1, detail::cell(0, 1, static_cast<long long>(dst), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
-PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n([[maybe_unused]] bool read, long long v) {
+PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n(bool, long long v) {
     return v >= 0;
     return false;
 }
@@ -745,9 +745,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 #endif
 
 #if defined(__CUDA_ARCH__)

@@ -165,74 +165,46 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group() { detail::ptxgen_unsupported_target_cp_async_bulk_commit_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_wait_group(detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_wait_group_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_commit_group() { }
 template <auto... PtxgenQ>

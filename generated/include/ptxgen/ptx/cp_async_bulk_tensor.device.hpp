@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor(cp_async_bulk_tensor_dim dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
     if ((load_mode == cp_async_bulk_tensor_load_mode::tile_gather4)) {
         return 5;
     }
@@ -38,15 +38,15 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor([[maybe_unused]] cp_a
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((multicast == cp_async_bulk_tensor_multicast::multicast_cluster_32b)) {
-        return 0;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask(cp_async_bulk_tensor_dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\010\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 7;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor(cp_async_bulk_prefetch_tensor_dim dim, cp_async_bulk_prefetch_tensor_level, cp_async_bulk_prefetch_tensor_src, cp_async_bulk_prefetch_tensor_load_mode load_mode, cp_async_bulk_prefetch_tensor_hint, bool, cp_async_bulk_prefetch_tensor_override_dims) {
     if ((load_mode == cp_async_bulk_prefetch_tensor_load_mode::tile_gather4)) {
         return 5;
     }
@@ -68,7 +68,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor([[maybe_unus
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor(cp_reduce_async_bulk_tensor_dim dim, cp_reduce_async_bulk_tensor_dst, cp_reduce_async_bulk_tensor_src, cp_reduce_async_bulk_tensor_redop, cp_reduce_async_bulk_tensor_load_mode load_mode, bool, cp_reduce_async_bulk_tensor_override_dims, cp_reduce_async_bulk_tensor_completion, bool) {
     if ((load_mode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4)) {
         return 5;
     }
@@ -961,9 +961,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1715,9 +1713,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -2669,9 +2665,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 #endif
 
 #if defined(__CUDA_ARCH__)

@@ -224,139 +224,67 @@ enum class cp_reduce_async_bulk_tensor_completion : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_im2col_offsets(cp_async_bulk_tensor_dim dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\002\002\003\004"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_tensor_dim dim, [[maybe_unused]] cp_async_bulk_tensor_dst dst, [[maybe_unused]] cp_async_bulk_tensor_src src, [[maybe_unused]] cp_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_tensor_completion completion, [[maybe_unused]] cp_async_bulk_tensor_multicast multicast, [[maybe_unused]] cp_async_bulk_tensor_cta_group cta_group, [[maybe_unused]] bool cache_hint, [[maybe_unused]] cp_async_bulk_tensor_report report, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_tensor_dim::dim_2d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_3d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_4d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_tensor_dim::dim_5d)) {
-        return 4;
-    }
-    return 1;
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor_sizes([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor_sizes(cp_async_bulk_tensor_dim dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\003\004\005\006"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_lower_strides([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_2d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 3;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 4;
-    }
-    return 1;
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets([[maybe_unused]] cp_async_bulk_prefetch_tensor_dim dim, [[maybe_unused]] cp_async_bulk_prefetch_tensor_level level, [[maybe_unused]] cp_async_bulk_prefetch_tensor_src src, [[maybe_unused]] cp_async_bulk_prefetch_tensor_load_mode load_mode, [[maybe_unused]] cp_async_bulk_prefetch_tensor_hint hint, [[maybe_unused]] bool override, [[maybe_unused]] cp_async_bulk_prefetch_tensor_override_dims override_dims) {
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_3d)) {
-        return 1;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_4d)) {
-        return 2;
-    }
-    if ((dim == cp_async_bulk_prefetch_tensor_dim::dim_5d)) {
-        return 3;
-    }
-    return 1;
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor_sizes([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_1d)) {
-        return 1;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
-        return 2;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
-        return 3;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
-        return 4;
-    }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_lower_strides(cp_async_bulk_tensor_dim dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_lower_strides([[maybe_unused]] cp_reduce_async_bulk_tensor_dim dim, [[maybe_unused]] cp_reduce_async_bulk_tensor_dst dst, [[maybe_unused]] cp_reduce_async_bulk_tensor_src src, [[maybe_unused]] cp_reduce_async_bulk_tensor_redop redop, [[maybe_unused]] cp_reduce_async_bulk_tensor_load_mode load_mode, [[maybe_unused]] bool override, [[maybe_unused]] cp_reduce_async_bulk_tensor_override_dims override_dims, [[maybe_unused]] cp_reduce_async_bulk_tensor_completion completion, [[maybe_unused]] bool cache_hint) {
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_2d)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_tensor_sizes(cp_async_bulk_prefetch_tensor_dim dim, cp_async_bulk_prefetch_tensor_level, cp_async_bulk_prefetch_tensor_src, cp_async_bulk_prefetch_tensor_load_mode, cp_async_bulk_prefetch_tensor_hint, bool, cp_async_bulk_prefetch_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\003\004\005\006"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_3d)) {
-        return 2;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_lower_strides(cp_async_bulk_prefetch_tensor_dim dim, cp_async_bulk_prefetch_tensor_level, cp_async_bulk_prefetch_tensor_src, cp_async_bulk_prefetch_tensor_load_mode, cp_async_bulk_prefetch_tensor_hint, bool, cp_async_bulk_prefetch_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_4d)) {
-        return 3;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_prefetch_tensor_count_im2col_offsets(cp_async_bulk_prefetch_tensor_dim dim, cp_async_bulk_prefetch_tensor_level, cp_async_bulk_prefetch_tensor_src, cp_async_bulk_prefetch_tensor_load_mode, cp_async_bulk_prefetch_tensor_hint, bool, cp_async_bulk_prefetch_tensor_override_dims) {
+    if (const long long ptxgen_v = detail::entry("\002\002\002\003\004"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    if ((dim == cp_reduce_async_bulk_tensor_dim::dim_5d)) {
-        return 4;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor_sizes(cp_reduce_async_bulk_tensor_dim dim, cp_reduce_async_bulk_tensor_dst, cp_reduce_async_bulk_tensor_src, cp_reduce_async_bulk_tensor_redop, cp_reduce_async_bulk_tensor_load_mode, bool, cp_reduce_async_bulk_tensor_override_dims, cp_reduce_async_bulk_tensor_completion, bool) {
+    if (const long long ptxgen_v = detail::entry("\002\003\004\005\006"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 1;
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_lower_strides(cp_reduce_async_bulk_tensor_dim dim, cp_reduce_async_bulk_tensor_dst, cp_reduce_async_bulk_tensor_src, cp_reduce_async_bulk_tensor_redop, cp_reduce_async_bulk_tensor_load_mode, bool, cp_reduce_async_bulk_tensor_override_dims, cp_reduce_async_bulk_tensor_completion, bool) {
+    if (const long long ptxgen_v = detail::entry("\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(dim), 5)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
     return 0;
 }
 
@@ -555,21 +483,13 @@ struct cp_reduce_async_bulk_tensor_override_dim_stride_operands {
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
@@ -577,17 +497,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(detail::host_arg, 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
@@ -595,9 +509,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(detail::host_arg,
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
@@ -605,17 +517,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(detail::host_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_bulk_prefetch_tensor_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
@@ -624,21 +530,13 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
@@ -646,17 +544,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim(detail::host_arg, 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
@@ -664,9 +556,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim(detail::host_arg,
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
@@ -674,17 +564,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim(detail::host_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_override_dim_stride(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_override(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>

@@ -16,7 +16,7 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
 
-PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size([[maybe_unused]] fence_proxy_tensormap_sem sem, [[maybe_unused]] fence_proxy_tensormap_scope scope, long long v) {
+PTXGEN_PTX_CONSTEXPR bool fence_proxy_tensormap_ok_size(fence_proxy_tensormap_sem, fence_proxy_tensormap_scope, long long v) {
     return v == 128;
     return false;
 }
@@ -377,9 +377,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing

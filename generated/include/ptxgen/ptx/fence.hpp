@@ -201,9 +201,7 @@ PTXGEN_PTX_DEVICE void fence_alias() { detail::ptxgen_unsupported_target_fence_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy() { detail::ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_fence_proxy_tensormap_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { detail::ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
@@ -222,9 +220,7 @@ PTXGEN_PTX_DEVICE void fence_alias() { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy() { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic() { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { }
 template <auto... PtxgenQ>

@@ -13,19 +13,19 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    if ((ss == ldmatrix_ss::none)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int ldmatrix_type_p(ldmatrix_shape, ldmatrix_num, bool, ldmatrix_ss ss, ldmatrix_type) {
+    if (const long long ptxgen_v = detail::entry("\006\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(ss), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 0;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int stmatrix_type_p([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    if ((ss == stmatrix_ss::none)) {
-        return 6;
+PTXGEN_PTX_CONSTEXPR int stmatrix_type_p(stmatrix_shape, stmatrix_num, bool, stmatrix_ss ss, stmatrix_type) {
+    if (const long long ptxgen_v = detail::entry("\007\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(ss), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 0;
     return -1;
 }
 

@@ -85,79 +85,32 @@ enum class stmatrix_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int ldmatrix_combination([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    if (((shape == ldmatrix_shape::m8n8) && (type == ldmatrix_type::b16))) return 0;
-    if (((shape == ldmatrix_shape::m16n16) && (num != ldmatrix_num::x4) && trans && (type != ldmatrix_type::b16))) return 1;
-    if (((shape == ldmatrix_shape::m8n16) && !trans && (type == ldmatrix_type::b8x16_b6x16_p32 || type == ldmatrix_type::b8x16_b4x16_p64))) return 2;
-    return -1;
+PTXGEN_PTX_CONSTEXPR int ldmatrix_combination(ldmatrix_shape shape, ldmatrix_num num, bool trans, ldmatrix_ss, ldmatrix_type type) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), static_cast<long long>(num), (trans ? 1 : 0), static_cast<long long>(type)};
+    return detail::box_of("\001\007\003\001\002\003\002\016\004\007\001\014"
+        , 3, 4, 1, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d([[maybe_unused]] ldmatrix_shape shape, [[maybe_unused]] ldmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] ldmatrix_ss ss, [[maybe_unused]] ldmatrix_type type) {
-    switch (ldmatrix_combination(shape, num, trans, ss, type)) {
-    case 0:
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((num == ldmatrix_num::x1)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 4;
-        }
-        break;
-    case 2:
-        if ((num == ldmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == ldmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == ldmatrix_num::x4)) {
-            return 4;
-        }
-        break;
+PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d(ldmatrix_shape shape, ldmatrix_num num, bool trans, ldmatrix_ss ss, ldmatrix_type type) {
+    const int ptxgen_k = ldmatrix_combination(shape, num, trans, ss, type);
+    if (const long long ptxgen_v = detail::entry("\002\003\005\003\005\000\002\003\005"
+            , 1, detail::cell(ptxgen_k, 3, static_cast<long long>(num), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int stmatrix_combination([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    if (((shape == stmatrix_shape::m8n8) && (type == stmatrix_type::b16))) return 0;
-    if (((shape == stmatrix_shape::m16n8) && trans && (type == stmatrix_type::b8))) return 1;
-    return -1;
+PTXGEN_PTX_CONSTEXPR int stmatrix_combination(stmatrix_shape shape, stmatrix_num, bool trans, stmatrix_ss, stmatrix_type type) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), (trans ? 1 : 0), static_cast<long long>(type)};
+    return detail::box_of("\001\003\001\002\002\002"
+        , 2, 3, 1, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int stmatrix_count_r([[maybe_unused]] stmatrix_shape shape, [[maybe_unused]] stmatrix_num num, [[maybe_unused]] bool trans, [[maybe_unused]] stmatrix_ss ss, [[maybe_unused]] stmatrix_type type) {
-    switch (stmatrix_combination(shape, num, trans, ss, type)) {
-    case 0:
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((num == stmatrix_num::x1)) {
-            return 1;
-        }
-        if ((num == stmatrix_num::x2)) {
-            return 2;
-        }
-        if ((num == stmatrix_num::x4)) {
-            return 4;
-        }
-        break;
+PTXGEN_PTX_CONSTEXPR int stmatrix_count_r(stmatrix_shape shape, stmatrix_num num, bool trans, stmatrix_ss ss, stmatrix_type type) {
+    const int ptxgen_k = stmatrix_combination(shape, num, trans, ss, type);
+    if (const long long ptxgen_v = detail::entry("\002\003\005\002\003\005"
+            , 1, detail::cell(ptxgen_k, 2, static_cast<long long>(num), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }

@@ -13,75 +13,75 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_init_type_addr([[maybe_unused]] mbarrier_init_layout layout, [[maybe_unused]] mbarrier_init_space space, [[maybe_unused]] mbarrier_init_type type) {
-    if ((space == mbarrier_init_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_init_type_addr(mbarrier_init_layout, mbarrier_init_space space, mbarrier_init_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_inval_type_addr([[maybe_unused]] mbarrier_inval_space space, [[maybe_unused]] mbarrier_inval_type type) {
-    if ((space == mbarrier_inval_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_inval_type_addr(mbarrier_inval_space space, mbarrier_inval_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_arrive_type_addr([[maybe_unused]] mbarrier_arrive_op op, [[maybe_unused]] mbarrier_arrive_sem sem, [[maybe_unused]] mbarrier_arrive_scope scope, [[maybe_unused]] mbarrier_arrive_space space, [[maybe_unused]] mbarrier_arrive_multicast multicast, [[maybe_unused]] mbarrier_arrive_type type) {
-    if ((space == mbarrier_arrive_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_arrive_type_addr(mbarrier_arrive_op, mbarrier_arrive_sem, mbarrier_arrive_scope, mbarrier_arrive_space space, mbarrier_arrive_multicast, mbarrier_arrive_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_arrive_drop_type_addr([[maybe_unused]] mbarrier_arrive_drop_op op, [[maybe_unused]] mbarrier_arrive_drop_sem sem, [[maybe_unused]] mbarrier_arrive_drop_scope scope, [[maybe_unused]] mbarrier_arrive_drop_space space, [[maybe_unused]] mbarrier_arrive_drop_multicast multicast, [[maybe_unused]] mbarrier_arrive_drop_type type) {
-    if ((space == mbarrier_arrive_drop_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_arrive_drop_type_addr(mbarrier_arrive_drop_op, mbarrier_arrive_drop_sem, mbarrier_arrive_drop_scope, mbarrier_arrive_drop_space space, mbarrier_arrive_drop_multicast, mbarrier_arrive_drop_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_expect_tx_type_addr([[maybe_unused]] mbarrier_expect_tx_sem sem, [[maybe_unused]] mbarrier_expect_tx_scope scope, [[maybe_unused]] mbarrier_expect_tx_space space, [[maybe_unused]] mbarrier_expect_tx_multicast multicast, [[maybe_unused]] mbarrier_expect_tx_type type) {
-    if ((space == mbarrier_expect_tx_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_expect_tx_type_addr(mbarrier_expect_tx_sem, mbarrier_expect_tx_scope, mbarrier_expect_tx_space space, mbarrier_expect_tx_multicast, mbarrier_expect_tx_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_complete_tx_type_addr([[maybe_unused]] mbarrier_complete_tx_sem sem, [[maybe_unused]] mbarrier_complete_tx_scope scope, [[maybe_unused]] mbarrier_complete_tx_space space, [[maybe_unused]] mbarrier_complete_tx_multicast multicast, [[maybe_unused]] mbarrier_complete_tx_type type) {
-    if ((space == mbarrier_complete_tx_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_complete_tx_type_addr(mbarrier_complete_tx_sem, mbarrier_complete_tx_scope, mbarrier_complete_tx_space space, mbarrier_complete_tx_multicast, mbarrier_complete_tx_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_test_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_test_wait_phase_type phase_type, [[maybe_unused]] mbarrier_test_wait_sem sem, [[maybe_unused]] mbarrier_test_wait_scope scope, [[maybe_unused]] mbarrier_test_wait_space space, [[maybe_unused]] mbarrier_test_wait_type type) {
-    if ((space == mbarrier_test_wait_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_test_wait_type_addr(bool, mbarrier_test_wait_phase_type, mbarrier_test_wait_sem, mbarrier_test_wait_scope, mbarrier_test_wait_space space, mbarrier_test_wait_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_try_wait_type_addr([[maybe_unused]] bool parity, [[maybe_unused]] mbarrier_try_wait_phase_type phase_type, [[maybe_unused]] mbarrier_try_wait_sem sem, [[maybe_unused]] mbarrier_try_wait_scope scope, [[maybe_unused]] mbarrier_try_wait_space space, [[maybe_unused]] mbarrier_try_wait_type type) {
-    if ((space == mbarrier_try_wait_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_try_wait_type_addr(bool, mbarrier_try_wait_phase_type, mbarrier_try_wait_sem, mbarrier_try_wait_scope, mbarrier_try_wait_space space, mbarrier_try_wait_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr([[maybe_unused]] mbarrier_check_layout_layout layout, [[maybe_unused]] mbarrier_check_layout_space space, [[maybe_unused]] mbarrier_check_layout_type type) {
-    if ((space == mbarrier_check_layout_space::none)) {
-        return 9;
+PTXGEN_PTX_CONSTEXPR int mbarrier_check_layout_type_addr(mbarrier_check_layout_layout, mbarrier_check_layout_space space, mbarrier_check_layout_type) {
+    if (const long long ptxgen_v = detail::entry("\012\011\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 8;
     return -1;
 }
 
@@ -1059,13 +1059,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1995,13 +1991,9 @@ PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3036,9 +3028,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3178,9 +3168,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3314,9 +3302,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3450,9 +3436,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_pari
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3588,9 +3572,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_prim
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3726,9 +3708,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wa
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3860,9 +3840,7 @@ PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
 #endif
 
 /**

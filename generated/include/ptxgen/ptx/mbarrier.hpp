@@ -508,13 +508,9 @@ PTXGEN_PTX_DEVICE void mbarrier_init(detail::host_arg, detail::host_arg) { detai
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_inval(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -524,25 +520,17 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(detail::host_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -552,13 +540,9 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(detail::h
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_no_complete_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_arrive_drop_expect_tx_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -586,33 +570,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_test_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_primary_report_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return mbarrier_try_wait_parity_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(detail::host_arg) { detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
@@ -623,13 +593,9 @@ PTXGEN_PTX_DEVICE void mbarrier_init(detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_inval(detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg) { return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg = {}) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void mbarrier_arrive(detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -639,25 +605,17 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_no_complete_token(detail::host_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_no_complete(detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_expect_tx_multicast(detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg) { return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg = {}) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop(detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -667,13 +625,9 @@ PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_no_complete_token(detail::h
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_no_complete(detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_multicast_cluster_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void mbarrier_arrive_drop_multicast_cluster(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t mbarrier_arrive_drop_expect_tx_multicast_token(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
 template <auto... PtxgenQ>
@@ -701,33 +655,19 @@ PTXGEN_PTX_DEVICE mbarrier_test_wait_parity_primary_report_result mbarrier_test_
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_test_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return mbarrier_try_wait_primary_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return mbarrier_try_wait_parity_primary_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return mbarrier_try_wait_primary_report_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_result mbarrier_try_wait_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_result{}; }
+PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return mbarrier_try_wait_parity_primary_report_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_result mbarrier_try_wait_parity_primary(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_primary_report_result mbarrier_try_wait_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wait_parity_primary_report(detail::host_arg, detail::host_arg, detail::host_arg) { return mbarrier_try_wait_parity_primary_report_result{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg) { return bool{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(detail::host_arg) { return std::uint32_t{}; }
 template <auto... PtxgenQ>

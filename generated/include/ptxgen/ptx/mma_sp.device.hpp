@@ -16,7 +16,7 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel(mma_sp_shape shape, mma_sp_alayout, mma_sp_blayout, bool, mma_sp_dtype, mma_sp_atype atype, mma_sp_btype, mma_sp_ctype, long long v) {
     if ((shape == mma_sp_shape::m16n8k8)) {
         return v >= 0 && v <= 3;
     }
@@ -44,7 +44,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ok_sp_sel([[maybe_unused]] mma_sp_shape shape, 
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind, bool, mma_sp_ordered_metadata_scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype, long long v) {
     if ((shape == mma_sp_ordered_metadata_shape::m16n8k8)) {
         return v >= 0 && v <= 3;
     }
@@ -72,7 +72,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_sp_sel([[maybe_unused]] mma
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind kind, bool, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype, long long v) {
     if ((kind == mma_sp_ordered_metadata_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -90,12 +90,12 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_byte_id([[maybe_
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_a_thread_id(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind, bool, mma_sp_ordered_metadata_scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind kind, bool, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype, long long v) {
     if ((kind == mma_sp_ordered_metadata_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -113,7 +113,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_byte_id([[maybe_
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_thread_id([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sp_ordered_metadata_ok_selector_b_thread_id(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind, bool, mma_sp_ordered_metadata_scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }

@@ -200,521 +200,140 @@ enum class mma_sp_ordered_metadata_stype : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_type_d([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if ((dtype == mma_sp_dtype::f16)) {
-        return 0;
-    }
-    if ((dtype == mma_sp_dtype::f32)) {
-        return 3;
-    }
-    if ((dtype == mma_sp_dtype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_type_d(mma_sp_shape, mma_sp_alayout, mma_sp_blayout, bool, mma_sp_dtype dtype, mma_sp_atype, mma_sp_btype, mma_sp_ctype) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_combination([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) return 0;
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::f16) && (btype == mma_sp_btype::f16) && (dtype != mma_sp_dtype::s32) && (ctype != mma_sp_ctype::s32)) && ((!satfinite))) return 1;
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 2;
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::bf16) && (btype == mma_sp_btype::bf16) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 3;
-    if (((shape == mma_sp_shape::m16n8k8) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 4;
-    if (((shape == mma_sp_shape::m16n8k16) && (atype == mma_sp_atype::tf32) && (btype == mma_sp_btype::tf32) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 5;
-    if (((shape == mma_sp_shape::m16n8k32) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 6;
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u8 || atype == mma_sp_atype::s8) && (btype == mma_sp_btype::u8 || btype == mma_sp_btype::s8) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 7;
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 8;
-    if (((shape == mma_sp_shape::m16n8k128) && (atype == mma_sp_atype::u4 || atype == mma_sp_atype::s4) && (btype == mma_sp_btype::u4 || btype == mma_sp_btype::s4) && (dtype == mma_sp_dtype::s32) && (ctype == mma_sp_ctype::s32))) return 9;
-    if (((shape == mma_sp_shape::m16n8k64) && (atype == mma_sp_atype::e4m3 || atype == mma_sp_atype::e5m2) && (btype == mma_sp_btype::e4m3 || btype == mma_sp_btype::e5m2) && (dtype == mma_sp_dtype::f32) && (ctype == mma_sp_ctype::f32)) && ((!satfinite))) return 10;
-    return -1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_combination(mma_sp_shape shape, mma_sp_alayout, mma_sp_blayout, bool satfinite, mma_sp_dtype dtype, mma_sp_atype atype, mma_sp_btype btype, mma_sp_ctype ctype) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), (satfinite ? 1 : 0), static_cast<long long>(dtype), static_cast<long long>(atype), static_cast<long long>(btype), static_cast<long long>(ctype)};
+    return detail::box_of("\002\000\001\000\003\000\001\000\001\000\003\000\004\000\001\000\003\000\001\000\001\000\003\000"
+        "\002\000\001\000\002\000\002\000\002\000\002\000\004\000\001\000\002\000\002\000\002\000\002\000"
+        "\001\000\001\000\002\000\004\000\004\000\002\000\002\000\001\000\002\000\004\000\004\000\002\000"
+        "\004\000\003\000\004\000`\000`\000\004\000\010\000\003\000\004\000`\000`\000\004\000"
+        "\010\000\003\000\004\000\200\001\200\001\004\000\020\000\003\000\004\000\200\001\200\001\004\000"
+        "\010\000\001\000\002\000\030\000\030\000\002\000"
+        , 11, 6, 2, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_count_d([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
-    case 0:
-        if ((dtype == mma_sp_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((dtype == mma_sp_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        return 4;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 4;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_count_d(mma_sp_shape shape, mma_sp_alayout alayout, mma_sp_blayout blayout, bool satfinite, mma_sp_dtype dtype, mma_sp_atype atype, mma_sp_btype btype, mma_sp_ctype ctype) {
+    const int ptxgen_k = mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype);
+    if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 11, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_count_a([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 4;
-        break;
-    case 2:
-        return 2;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 2;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 2;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 2;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_count_a(mma_sp_shape shape, mma_sp_alayout alayout, mma_sp_blayout blayout, bool satfinite, mma_sp_dtype dtype, mma_sp_atype atype, mma_sp_btype btype, mma_sp_ctype ctype) {
+    const int ptxgen_k = mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype);
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005"
+            , 1, detail::cell(ptxgen_k, 11, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_count_b([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 4;
-        break;
-    case 2:
-        return 2;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 2;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 2;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 2;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_count_b(mma_sp_shape shape, mma_sp_alayout alayout, mma_sp_blayout blayout, bool satfinite, mma_sp_dtype dtype, mma_sp_atype atype, mma_sp_btype btype, mma_sp_ctype ctype) {
+    const int ptxgen_k = mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype);
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005"
+            , 1, detail::cell(ptxgen_k, 11, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_type_c([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    if ((ctype == mma_sp_ctype::f16)) {
-        return 0;
-    }
-    if ((ctype == mma_sp_ctype::f32)) {
-        return 3;
-    }
-    if ((ctype == mma_sp_ctype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_type_c(mma_sp_shape, mma_sp_alayout, mma_sp_blayout, bool, mma_sp_dtype, mma_sp_atype, mma_sp_btype, mma_sp_ctype ctype) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_count_c([[maybe_unused]] mma_sp_shape shape, [[maybe_unused]] mma_sp_alayout alayout, [[maybe_unused]] mma_sp_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_dtype dtype, [[maybe_unused]] mma_sp_atype atype, [[maybe_unused]] mma_sp_btype btype, [[maybe_unused]] mma_sp_ctype ctype) {
-    switch (mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype)) {
-    case 0:
-        if ((ctype == mma_sp_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((ctype == mma_sp_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        return 4;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 4;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_count_c(mma_sp_shape shape, mma_sp_alayout alayout, mma_sp_blayout blayout, bool satfinite, mma_sp_dtype dtype, mma_sp_atype atype, mma_sp_btype btype, mma_sp_ctype ctype) {
+    const int ptxgen_k = mma_sp_combination(shape, alayout, blayout, satfinite, dtype, atype, btype, ctype);
+    if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 11, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_d([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
-        return 0;
-    }
-    if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
-        return 3;
-    }
-    if ((dtype == mma_sp_ordered_metadata_dtype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_d(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind, bool, mma_sp_ordered_metadata_scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype, mma_sp_ordered_metadata_stype) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_combination([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 0;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::f16) && (btype == mma_sp_ordered_metadata_btype::f16) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 1;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 2;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::bf16) && (btype == mma_sp_ordered_metadata_btype::bf16) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 3;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k8) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 4;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k16) && (atype == mma_sp_ordered_metadata_atype::tf32) && (btype == mma_sp_ordered_metadata_btype::tf32) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 5;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k32) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 6;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u8 || atype == mma_sp_ordered_metadata_atype::s8) && (btype == mma_sp_ordered_metadata_btype::u8 || btype == mma_sp_ordered_metadata_btype::s8) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 7;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 8;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (atype == mma_sp_ordered_metadata_atype::u4 || atype == mma_sp_ordered_metadata_atype::s4) && (btype == mma_sp_ordered_metadata_btype::u4 || btype == mma_sp_ordered_metadata_btype::s4) && (dtype == mma_sp_ordered_metadata_dtype::s32) && (ctype == mma_sp_ordered_metadata_ctype::s32)) && (((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 9;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && ((kind == mma_sp_ordered_metadata_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 10;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::f8f6f4) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype != mma_sp_ordered_metadata_dtype::s32) && (ctype != mma_sp_ordered_metadata_ctype::s32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none)) && ((stype == mma_sp_ordered_metadata_stype::none)))) return 11;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k64) && (kind == mma_sp_ordered_metadata_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_1X) && (atype == mma_sp_ordered_metadata_atype::e4m3 || atype == mma_sp_ordered_metadata_atype::e5m2 || atype == mma_sp_ordered_metadata_atype::e3m2 || atype == mma_sp_ordered_metadata_atype::e2m3 || atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e4m3 || btype == mma_sp_ordered_metadata_btype::e5m2 || btype == mma_sp_ordered_metadata_btype::e3m2 || btype == mma_sp_ordered_metadata_btype::e2m3 || btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 12;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::none || scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 13;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue8m0)) && ((!satfinite))) return 14;
-    if (((shape == mma_sp_ordered_metadata_shape::m16n8k128) && (kind == mma_sp_ordered_metadata_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X) && (atype == mma_sp_ordered_metadata_atype::e2m1) && (btype == mma_sp_ordered_metadata_btype::e2m1) && (dtype == mma_sp_ordered_metadata_dtype::f32) && (ctype == mma_sp_ordered_metadata_ctype::f32) && (stype == mma_sp_ordered_metadata_stype::ue4m3)) && ((!satfinite))) return 15;
-    return -1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_combination(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), (satfinite ? 1 : 0), static_cast<long long>(kind), (block_scale ? 1 : 0), static_cast<long long>(scale_vec_size), static_cast<long long>(dtype), static_cast<long long>(atype), static_cast<long long>(btype), static_cast<long long>(ctype), static_cast<long long>(stype)};
+    return detail::box_of("\002\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\004\000\001\000"
+        "\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\002\000\001\000\001\000\001\000"
+        "\001\000\002\000\002\000\002\000\002\000\001\000\004\000\001\000\001\000\001\000\001\000\002\000"
+        "\002\000\002\000\002\000\001\000\001\000\001\000\001\000\001\000\001\000\002\000\004\000\004\000"
+        "\002\000\001\000\002\000\001\000\001\000\001\000\001\000\002\000\004\000\004\000\002\000\001\000"
+        "\004\000\003\000\001\000\001\000\001\000\004\000\000\003\000\003\004\000\001\000\010\000\003\000"
+        "\001\000\001\000\001\000\004\000\000\003\000\003\004\000\001\000\010\000\003\000\001\000\001\000"
+        "\001\000\004\000\000\014\000\014\004\000\001\000\020\000\003\000\001\000\001\000\001\000\004\000"
+        "\000\014\000\014\004\000\001\000\010\000\001\000\001\000\001\000\001\000\003\000\030\000\030\000"
+        "\003\000\001\000\010\000\001\000\002\000\001\000\001\000\003\000\370\000\370\000\003\000\001\000"
+        "\010\000\001\000\004\000\002\000\003\000\002\000\370\000\370\000\002\000\002\000\020\000\001\000"
+        "\010\000\002\000\005\000\002\000\200\000\200\000\002\000\002\000\020\000\001\000\020\000\002\000"
+        "\004\000\002\000\200\000\200\000\002\000\002\000\020\000\001\000\020\000\002\000\010\000\002\000"
+        "\200\000\200\000\002\000\004\000"
+        , 16, 10, 2, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_d([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
-    case 0:
-        if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        return 4;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 4;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 11:
-        if ((dtype == mma_sp_ordered_metadata_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sp_ordered_metadata_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 4;
-        break;
-    case 15:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_d(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
+    const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
+    if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 16, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_a([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 4;
-        break;
-    case 2:
-        return 2;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 2;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 2;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 2;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
-    case 11:
-        return 4;
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 4;
-        break;
-    case 15:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_a(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
+    const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 16, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_b([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 4;
-        break;
-    case 2:
-        return 2;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 2;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 2;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 2;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
-    case 11:
-        return 4;
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 4;
-        break;
-    case 15:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_b(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
+    const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 16, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_c([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
-        return 0;
-    }
-    if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
-        return 3;
-    }
-    if ((ctype == mma_sp_ordered_metadata_ctype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_type_c(mma_sp_ordered_metadata_shape, mma_sp_ordered_metadata_alayout, mma_sp_ordered_metadata_blayout, bool, mma_sp_ordered_metadata_kind, bool, mma_sp_ordered_metadata_scale_vec_size, mma_sp_ordered_metadata_dtype, mma_sp_ordered_metadata_atype, mma_sp_ordered_metadata_btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c([[maybe_unused]] mma_sp_ordered_metadata_shape shape, [[maybe_unused]] mma_sp_ordered_metadata_alayout alayout, [[maybe_unused]] mma_sp_ordered_metadata_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sp_ordered_metadata_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sp_ordered_metadata_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sp_ordered_metadata_dtype dtype, [[maybe_unused]] mma_sp_ordered_metadata_atype atype, [[maybe_unused]] mma_sp_ordered_metadata_btype btype, [[maybe_unused]] mma_sp_ordered_metadata_ctype ctype, [[maybe_unused]] mma_sp_ordered_metadata_stype stype) {
-    switch (mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype)) {
-    case 0:
-        if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 1:
-        if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        return 4;
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 4;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 11:
-        if ((ctype == mma_sp_ordered_metadata_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sp_ordered_metadata_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 4;
-        break;
-    case 15:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
+    const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
+    if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 16, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }

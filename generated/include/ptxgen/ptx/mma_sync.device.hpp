@@ -16,7 +16,7 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -34,12 +34,12 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id([[maybe_unused]] mma_sy
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -57,7 +57,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id([[maybe_unused]] mma_sy
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }

@@ -146,489 +146,110 @@ enum class mma_sync_bitop : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if ((dtype == mma_sync_dtype::f16)) {
-        return 0;
-    }
-    if ((dtype == mma_sync_dtype::f32)) {
-        return 3;
-    }
-    if ((dtype == mma_sync_dtype::f64)) {
-        return 4;
-    }
-    if ((dtype == mma_sync_dtype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_d(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+    if (const long long ptxgen_v = detail::entry("\001\004\005\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_combination([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 0;
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 1;
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f16) && (btype == mma_sync_btype::f16) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 2;
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 3;
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::bf16) && (btype == mma_sync_btype::bf16) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 4;
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 5;
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::tf32) && (btype == mma_sync_btype::tf32) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 6;
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 7;
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 8;
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::f8f6f4) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f16 || dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f16 || ctype == mma_sync_ctype::f32)) && ((!satfinite) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 9;
-    if (((shape == mma_sync_shape::m16n8k32) && (kind == mma_sync_kind::mxf8f6f4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_1X) && (atype == mma_sync_atype::e4m3 || atype == mma_sync_atype::e5m2 || atype == mma_sync_atype::e3m2 || atype == mma_sync_atype::e2m3 || atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e4m3 || btype == mma_sync_btype::e5m2 || btype == mma_sync_btype::e3m2 || btype == mma_sync_btype::e2m3 || btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 10;
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::none || scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 11;
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_2X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue8m0)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 12;
-    if (((shape == mma_sync_shape::m16n8k64) && (kind == mma_sync_kind::mxf4nvf4) && block_scale && (scale_vec_size == mma_sync_scale_vec_size::scale_vec_4X) && (atype == mma_sync_atype::e2m1) && (btype == mma_sync_btype::e2m1) && (dtype == mma_sync_dtype::f32) && (ctype == mma_sync_ctype::f32) && (stype == mma_sync_stype::ue4m3)) && ((!satfinite) && ((bitop == mma_sync_bitop::none)))) return 13;
-    if (((shape == mma_sync_shape::m8n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 14;
-    if (((shape == mma_sync_shape::m16n8k4) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 15;
-    if (((shape == mma_sync_shape::m16n8k8) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 16;
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::f64) && (btype == mma_sync_btype::f64) && (dtype == mma_sync_dtype::f64) && (ctype == mma_sync_ctype::f64)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 17;
-    if (((shape == mma_sync_shape::m8n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 18;
-    if (((shape == mma_sync_shape::m16n8k16) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 19;
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u8 || atype == mma_sync_atype::s8) && (btype == mma_sync_btype::u8 || btype == mma_sync_btype::s8) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 20;
-    if (((shape == mma_sync_shape::m8n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 21;
-    if (((shape == mma_sync_shape::m16n8k32) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 22;
-    if (((shape == mma_sync_shape::m16n8k64) && (atype == mma_sync_atype::u4 || atype == mma_sync_atype::s4) && (btype == mma_sync_btype::u4 || btype == mma_sync_btype::s4) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32)) && (((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)) && ((bitop == mma_sync_bitop::none)))) return 23;
-    if (((shape == mma_sync_shape::m8n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 24;
-    if (((shape == mma_sync_shape::m16n8k128) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 25;
-    if (((shape == mma_sync_shape::m16n8k256) && (atype == mma_sync_atype::b1) && (btype == mma_sync_btype::b1) && (dtype == mma_sync_dtype::s32) && (ctype == mma_sync_ctype::s32) && (bitop != mma_sync_bitop::none)) && ((!satfinite) && ((kind == mma_sync_kind::none)) && (!block_scale) && ((scale_vec_size == mma_sync_scale_vec_size::none)) && ((stype == mma_sync_stype::none)))) return 26;
-    return -1;
+PTXGEN_PTX_CONSTEXPR int mma_sync_combination(mma_sync_shape shape, mma_sync_alayout, mma_sync_blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), (satfinite ? 1 : 0), static_cast<long long>(kind), (block_scale ? 1 : 0), static_cast<long long>(scale_vec_size), static_cast<long long>(dtype), static_cast<long long>(atype), static_cast<long long>(btype), static_cast<long long>(ctype), static_cast<long long>(stype), static_cast<long long>(bitop)};
+    return detail::box_of("\001\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\004\000"
+        "\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\010\000\001\000"
+        "\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\004\000\001\000\001\000"
+        "\001\000\001\000\002\000\002\000\002\000\002\000\001\000\001\000\010\000\001\000\001\000\001\000"
+        "\001\000\002\000\002\000\002\000\002\000\001\000\001\000\002\000\001\000\001\000\001\000\001\000"
+        "\002\000\004\000\004\000\002\000\001\000\001\000\004\000\001\000\001\000\001\000\001\000\002\000"
+        "\004\000\004\000\002\000\001\000\001\000\020\000\001\000\001\000\001\000\001\000\003\000\030\000"
+        "\030\000\003\000\001\000\001\000\010\000\001\000\001\000\001\000\001\000\003\000\030\000\030\000"
+        "\003\000\001\000\001\000\020\000\001\000\002\000\001\000\001\000\003\000\370\000\370\000\003\000"
+        "\001\000\001\000\020\000\001\000\004\000\002\000\003\000\002\000\370\000\370\000\002\000\002\000"
+        "\001\000 \000\001\000\010\000\002\000\005\000\002\000\200\000\200\000\002\000\002\000\001\000"
+        " \000\001\000\020\000\002\000\004\000\002\000\200\000\200\000\002\000\002\000\001\000 \000"
+        "\001\000\020\000\002\000\010\000\002\000\200\000\200\000\002\000\004\000\001\000\001\000\001\000"
+        "\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\002\000\001\000\001\000"
+        "\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\004\000\001\000\001\000\001\000"
+        "\001\000\004\000\000\001\000\001\004\000\001\000\001\000\010\000\001\000\001\000\001\000\001\000"
+        "\004\000\000\001\000\001\004\000\001\000\001\000@\000\003\000\001\000\001\000\001\000\010\000"
+        "\000\006\000\006\010\000\001\000\001\000\010\000\003\000\001\000\001\000\001\000\010\000\000\006"
+        "\000\006\010\000\001\000\001\000\020\000\003\000\001\000\001\000\001\000\010\000\000\006\000\006"
+        "\010\000\001\000\001\000\200\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000"
+        "\001\000\001\000\020\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000"
+        "\001\000 \000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000\001\000"
+        "\000\001\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\000\002"
+        "\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\000\004\001\000"
+        "\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000"
+        , 27, 11, 2, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_d([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
-    case 0:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 4;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 8;
-        }
-        break;
-    case 1:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 8:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 9:
-        if ((dtype == mma_sync_dtype::f16)) {
-            return 2;
-        }
-        if ((dtype == mma_sync_dtype::f32)) {
-            return 4;
-        }
-        break;
-    case 10:
-        return 4;
-        break;
-    case 11:
-        return 4;
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 2;
-        break;
-    case 15:
-        return 4;
-        break;
-    case 16:
-        return 4;
-        break;
-    case 17:
-        return 4;
-        break;
-    case 18:
-        return 2;
-        break;
-    case 19:
-        return 4;
-        break;
-    case 20:
-        return 4;
-        break;
-    case 21:
-        return 2;
-        break;
-    case 22:
-        return 4;
-        break;
-    case 23:
-        return 4;
-        break;
-    case 24:
-        return 2;
-        break;
-    case 25:
-        return 4;
-        break;
-    case 26:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_d(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+    if (const long long ptxgen_v = detail::entry("\005\011\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\003\005\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            "\003\003\003\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 27, static_cast<long long>(dtype), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_a([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if ((atype == mma_sync_atype::f64)) {
-        return 4;
-    }
-    return 0;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_a([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 2;
-        break;
-    case 2:
-        return 4;
-        break;
-    case 3:
-        return 2;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 2;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        return 4;
-        break;
-    case 8:
-        return 2;
-        break;
-    case 9:
-        return 4;
-        break;
-    case 10:
-        return 4;
-        break;
-    case 11:
-        return 4;
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 1;
-        break;
-    case 15:
-        return 2;
-        break;
-    case 16:
-        return 4;
-        break;
-    case 17:
-        return 8;
-        break;
-    case 18:
-        return 1;
-        break;
-    case 19:
-        return 2;
-        break;
-    case 20:
-        return 4;
-        break;
-    case 21:
-        return 1;
-        break;
-    case 22:
-        return 2;
-        break;
-    case 23:
-        return 4;
-        break;
-    case 24:
-        return 1;
-        break;
-    case 25:
-        return 2;
-        break;
-    case 26:
-        return 4;
-        break;
-    }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_b([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if ((btype == mma_sync_btype::f64)) {
-        return 4;
-    }
-    return 0;
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_b([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
-    case 0:
-        return 2;
-        break;
-    case 1:
-        return 1;
-        break;
-    case 2:
-        return 2;
-        break;
-    case 3:
-        return 1;
-        break;
-    case 4:
-        return 2;
-        break;
-    case 5:
-        return 1;
-        break;
-    case 6:
-        return 2;
-        break;
-    case 7:
-        return 2;
-        break;
-    case 8:
-        return 1;
-        break;
-    case 9:
-        return 2;
-        break;
-    case 10:
-        return 2;
-        break;
-    case 11:
-        return 2;
-        break;
-    case 12:
-        return 2;
-        break;
-    case 13:
-        return 2;
-        break;
-    case 14:
-        return 1;
-        break;
-    case 15:
-        return 1;
-        break;
-    case 16:
-        return 2;
-        break;
-    case 17:
-        return 4;
-        break;
-    case 18:
-        return 1;
-        break;
-    case 19:
-        return 1;
-        break;
-    case 20:
-        return 2;
-        break;
-    case 21:
-        return 1;
-        break;
-    case 22:
-        return 1;
-        break;
-    case 23:
-        return 2;
-        break;
-    case 24:
-        return 1;
-        break;
-    case 25:
-        return 1;
-        break;
-    case 26:
-        return 2;
-        break;
-    }
-    return 0;
-}
-
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_c([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    if ((ctype == mma_sync_ctype::f16)) {
-        return 0;
-    }
-    if ((ctype == mma_sync_ctype::f32)) {
-        return 3;
-    }
-    if ((ctype == mma_sync_ctype::f64)) {
-        return 4;
-    }
-    if ((ctype == mma_sync_ctype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_a(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+    if (const long long ptxgen_v = detail::entry("\001\001\001\001\001\001\001\001\005\001\001\001\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(atype), 14)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_c([[maybe_unused]] mma_sync_shape shape, [[maybe_unused]] mma_sync_alayout alayout, [[maybe_unused]] mma_sync_blayout blayout, [[maybe_unused]] bool satfinite, [[maybe_unused]] mma_sync_kind kind, [[maybe_unused]] bool block_scale, [[maybe_unused]] mma_sync_scale_vec_size scale_vec_size, [[maybe_unused]] mma_sync_dtype dtype, [[maybe_unused]] mma_sync_atype atype, [[maybe_unused]] mma_sync_btype btype, [[maybe_unused]] mma_sync_ctype ctype, [[maybe_unused]] mma_sync_stype stype, [[maybe_unused]] mma_sync_bitop bitop) {
-    switch (mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop)) {
-    case 0:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 4;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 8;
-        }
-        break;
-    case 1:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 2:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 3:
-        return 4;
-        break;
-    case 4:
-        return 4;
-        break;
-    case 5:
-        return 4;
-        break;
-    case 6:
-        return 4;
-        break;
-    case 7:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 8:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 9:
-        if ((ctype == mma_sync_ctype::f16)) {
-            return 2;
-        }
-        if ((ctype == mma_sync_ctype::f32)) {
-            return 4;
-        }
-        break;
-    case 10:
-        return 4;
-        break;
-    case 11:
-        return 4;
-        break;
-    case 12:
-        return 4;
-        break;
-    case 13:
-        return 4;
-        break;
-    case 14:
-        return 2;
-        break;
-    case 15:
-        return 4;
-        break;
-    case 16:
-        return 4;
-        break;
-    case 17:
-        return 4;
-        break;
-    case 18:
-        return 2;
-        break;
-    case 19:
-        return 4;
-        break;
-    case 20:
-        return 4;
-        break;
-    case 21:
-        return 2;
-        break;
-    case 22:
-        return 4;
-        break;
-    case 23:
-        return 4;
-        break;
-    case 24:
-        return 2;
-        break;
-    case 25:
-        return 4;
-        break;
-    case 26:
-        return 4;
-        break;
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_a(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+    if (const long long ptxgen_v = detail::entry("\003\003\005\003\005\003\005\005\003\005\005\005\005\005\002\003\005\011\002\003\005\002\003\005"
+            "\002\003\005"
+            , 1, detail::cell(ptxgen_k, 27, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_b(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+    if (const long long ptxgen_v = detail::entry("\001\001\001\001\001\001\001\001\005\001\001\001\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(btype), 14)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_b(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+    if (const long long ptxgen_v = detail::entry("\003\002\003\002\003\002\003\003\002\003\003\003\003\003\002\002\003\005\002\002\003\002\002\003"
+            "\002\002\003"
+            , 1, detail::cell(ptxgen_k, 27, 0, 1)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_c(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype ctype, mma_sync_stype, mma_sync_bitop) {
+    if (const long long ptxgen_v = detail::entry("\001\004\005\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(ctype), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_c(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+    if (const long long ptxgen_v = detail::entry("\005\011\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\003\005\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\005\005\005\005"
+            "\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            "\003\003\003\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 27, static_cast<long long>(ctype), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }

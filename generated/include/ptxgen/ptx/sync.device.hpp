@@ -13,12 +13,10 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
-    if ((type == mapa_address_type::u32)) {
-        return 0;
-    }
-    if ((type == mapa_address_type::u64)) {
-        return 2;
+PTXGEN_PTX_CONSTEXPR int mapa_address_type_a(mapa_address_space, mapa_address_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
@@ -26,7 +24,7 @@ PTXGEN_PTX_CONSTEXPR int mapa_address_type_a([[maybe_unused]] mapa_address_space
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
 
-PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count([[maybe_unused]] setmaxnreg_action_action action, [[maybe_unused]] setmaxnreg_action_sync_aligned sync_aligned, [[maybe_unused]] setmaxnreg_action_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool setmaxnreg_action_ok_imm_reg_count(setmaxnreg_action_action, setmaxnreg_action_sync_aligned, setmaxnreg_action_type, long long v) {
     return v >= 24 && v <= 256 && (v - 24) % 8 == 0;
     return false;
 }

@@ -94,12 +94,10 @@ struct elect_sync_lane_result {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mapa_address_type_d([[maybe_unused]] mapa_address_space space, [[maybe_unused]] mapa_address_type type) {
-    if ((type == mapa_address_type::u32)) {
-        return 0;
-    }
-    if ((type == mapa_address_type::u64)) {
-        return 2;
+PTXGEN_PTX_CONSTEXPR int mapa_address_type_d(mapa_address_space, mapa_address_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
@@ -138,9 +136,7 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait() { detail::ptxgen_unsupported_targe
 template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mapa_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg) { detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_barrier_sync_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_barrier_arrive_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
@@ -159,9 +155,7 @@ PTXGEN_PTX_DEVICE void barrier_cluster_wait() { }
 template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>

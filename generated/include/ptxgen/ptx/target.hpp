@@ -453,6 +453,46 @@ PTXGEN_PTX_CONSTEXPR long long index_of(int v) noexcept {
     return r;
 }
 
+/// The first box of an instruction's combinations that holds the digits of its qualifiers
+/// (their positions in their domains; `qualifiers` of them), or -1: `boxes` packs, box
+/// after box, one mask per qualifier in `width` bytes (least significant first; bit d:
+/// digit d allowed). A table compiles far faster than the chain of comparisons it
+/// replaces, and a function that is not a template is compiled once, not per table.
+PTXGEN_PTX_CONSTEXPR int box_of(const char* boxes, int count, int qualifiers, int width,
+                                const long long* digits) noexcept {
+    for (int k = 0; k < count; ++k) {
+        int q = 0;
+        for (; q < qualifiers; ++q) {
+            const long long d = digits[q];
+            if (d < 0 || d >= 8 * width ||
+                ((static_cast<unsigned char>(boxes[(k * qualifiers + q) * width + d / 8])
+                  >> (d % 8)) & 1) == 0) {
+                break;
+            }
+        }
+        if (q == qualifiers) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/// Cell (row, col) of a table of `rows` x `cols` as its position, or -1 if outside.
+PTXGEN_PTX_CONSTEXPR long long cell(long long row, long long rows, long long col,
+                                    long long cols) noexcept {
+    return row < 0 || row >= rows || col < 0 || col >= cols ? -1 : row * cols + col;
+}
+
+/// Entry `i` of a helper's table of numbers + 1 packed in `width` bytes each (least
+/// significant first), as the number; -1 for i = -1 or an entry 0 (none there).
+PTXGEN_PTX_CONSTEXPR long long entry(const char* table, int width, long long i) noexcept {
+    long long v = 0;
+    for (int b = width - 1; i >= 0 && b >= 0; --b) {
+        v = v * 256 + static_cast<unsigned char>(table[i * width + b]);
+    }
+    return v - 1;
+}
+
 /// Entry `i` of a table of unsigned numbers packed into a string literal, PtxgenW bytes
 /// each, least significant first (the generated tables: one literal compiles far faster
 /// than an array of numbers).

@@ -16,7 +16,7 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d(bool, bool, int, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage, long long v) {
     return v >= 0 && v <= 15;
     return false;
 }
@@ -1174,13 +1174,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing

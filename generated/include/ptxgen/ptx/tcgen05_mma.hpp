@@ -67,12 +67,10 @@ enum class tcgen05_mma_collector_usage : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane([[maybe_unused]] bool ws, [[maybe_unused]] bool sp, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_mma_kind kind, [[maybe_unused]] bool decompress, [[maybe_unused]] bool block_scale, [[maybe_unused]] tcgen05_mma_scale_vectorsize scale_vectorsize, [[maybe_unused]] bool ashift, [[maybe_unused]] tcgen05_mma_collector_usage collector_usage) {
-    if ((cta_group == 1)) {
-        return 4;
-    }
-    if ((cta_group == 2)) {
-        return 8;
+PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane(bool, bool, int cta_group, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage) {
+    if (const long long ptxgen_v = detail::entry("\005\011"
+            , 1, detail::cell(0, 1, detail::index_of<1, 2>(cta_group), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
@@ -175,126 +173,70 @@ struct tcgen05_mma_sp_tmem_operands {
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 #endif
 #endif
 

@@ -13,34 +13,34 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type) {
-    if ((ss == tcgen05_alloc_ss::none)) {
-        return 6;
+PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst(bool, int, tcgen05_alloc_sync_aligned, tcgen05_alloc_ss ss, tcgen05_alloc_type) {
+    if (const long long ptxgen_v = detail::entry("\007\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(ss), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 0;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
-    if ((ss == tcgen05_commit_ss::none)) {
-        return 5;
+PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar(int, tcgen05_commit_completion_mechanism, bool, tcgen05_commit_ss ss, tcgen05_commit_multicast_mode, tcgen05_commit_type) {
+    if (const long long ptxgen_v = detail::entry("\006\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(ss), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 0;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask([[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_commit_completion_mechanism completion_mechanism, [[maybe_unused]] bool sync_restrict, [[maybe_unused]] tcgen05_commit_ss ss, [[maybe_unused]] tcgen05_commit_multicast_mode multicast_mode, [[maybe_unused]] tcgen05_commit_type type) {
-    if ((multicast_mode == tcgen05_commit_multicast_mode::multicast_cluster_32b)) {
-        return 0;
+PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask(int, tcgen05_commit_completion_mechanism, bool, tcgen05_commit_ss, tcgen05_commit_multicast_mode multicast_mode, tcgen05_commit_type) {
+    if (const long long ptxgen_v = detail::entry("\010\010\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(multicast_mode), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 7;
     return -1;
 }
 
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_alloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_alloc_ss ss, [[maybe_unused]] tcgen05_alloc_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols(bool exclusive, int, tcgen05_alloc_sync_aligned, tcgen05_alloc_ss, tcgen05_alloc_type, long long v) {
     if (exclusive) {
         return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
     }
@@ -48,7 +48,7 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_alloc_ok_ncols([[maybe_unused]] bool exclusive
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols([[maybe_unused]] bool exclusive, [[maybe_unused]] int cta_group, [[maybe_unused]] tcgen05_dealloc_sync_aligned sync_aligned, [[maybe_unused]] tcgen05_dealloc_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols(bool exclusive, int, tcgen05_dealloc_sync_aligned, tcgen05_dealloc_type, long long v) {
     if (exclusive) {
         return v >= 32 && v <= 4294967264 && (v - 32) % 32 == 0;
     }
@@ -56,17 +56,17 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_dealloc_ok_ncols([[maybe_unused]] bool exclusi
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_ok_imm_half_splitoff(tcgen05_ld_shape, int, bool, tcgen05_ld_type, long long v) {
     return v >= 0;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_ld_red_ok_imm_half_splitoff(tcgen05_ld_red_shape, int, tcgen05_ld_red_red_op, bool, bool, tcgen05_ld_red_type, long long v) {
     return v >= 0;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_st_ok_imm_half_splitoff(tcgen05_st_shape, int, bool, tcgen05_st_type, long long v) {
     return v >= 0;
     return false;
 }
@@ -987,9 +987,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 }
 #else
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing

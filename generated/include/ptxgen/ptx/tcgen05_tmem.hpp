@@ -246,7 +246,7 @@ enum class tcgen05_commit_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool pack, [[maybe_unused]] tcgen05_ld_type type) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r(tcgen05_ld_shape shape, int num, bool, tcgen05_ld_type) {
     if ((shape == tcgen05_ld_shape::shape_16x128b)) {
         if ((num == 1)) {
             return 2;
@@ -317,101 +317,47 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_ld_count_r([[maybe_unused]] tcgen05_ld_shape sh
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_r([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type) {
-    if ((type == tcgen05_ld_red_type::f32)) {
-        return 3;
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_r(tcgen05_ld_red_shape, int, tcgen05_ld_red_red_op, bool, bool, tcgen05_ld_red_type type) {
+    if (const long long ptxgen_v = detail::entry("\004\001\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    if ((type == tcgen05_ld_red_type::s32)) {
-        return 1;
-    }
-    return 0;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_count_r([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type) {
-    if ((num == 1)) {
-        return 1;
-    }
-    if ((num == 2)) {
-        return 2;
-    }
-    if ((num == 4)) {
-        return 4;
-    }
-    if ((num == 8)) {
-        return 8;
-    }
-    if ((num == 16)) {
-        return 16;
-    }
-    if ((num == 32)) {
-        return 32;
-    }
-    if ((num == 64)) {
-        return 64;
-    }
-    if ((num == 128)) {
-        return 128;
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_count_r(tcgen05_ld_red_shape, int num, tcgen05_ld_red_red_op, bool, bool, tcgen05_ld_red_type) {
+    if (const long long ptxgen_v = detail::entry("\002\003\005\011\021!A\201"
+            , 1, detail::cell(0, 1, detail::index_of<1, 2, 4, 8, 16, 32, 64, 128>(num), 8)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_redval([[maybe_unused]] tcgen05_ld_red_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_red_op red_op, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_type type) {
-    if ((type == tcgen05_ld_red_type::f32)) {
-        return 3;
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_type_redval(tcgen05_ld_red_shape, int, tcgen05_ld_red_red_op, bool, bool, tcgen05_ld_red_type type) {
+    if (const long long ptxgen_v = detail::entry("\004\001\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    if ((type == tcgen05_ld_red_type::s32)) {
-        return 1;
-    }
-    return 0;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_spcompress_count_mdata([[maybe_unused]] tcgen05_ld_red_spcompress_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_spcompress_red_op red_op, [[maybe_unused]] tcgen05_ld_red_spcompress_sparsity sparsity, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_spcompress_type type, [[maybe_unused]] tcgen05_ld_red_spcompress_meta_type meta_type) {
-    if ((num == 4)) {
-        return 1;
-    }
-    if ((num == 8)) {
-        return 1;
-    }
-    if ((num == 16)) {
-        return 1;
-    }
-    if ((num == 32)) {
-        return 1;
-    }
-    if ((num == 64)) {
-        return 2;
-    }
-    if ((num == 128)) {
-        return 4;
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_spcompress_count_mdata(tcgen05_ld_red_spcompress_shape, int num, tcgen05_ld_red_spcompress_red_op, tcgen05_ld_red_spcompress_sparsity, bool, bool, tcgen05_ld_red_spcompress_type, tcgen05_ld_red_spcompress_meta_type) {
+    if (const long long ptxgen_v = detail::entry("\002\002\002\002\003\005"
+            , 1, detail::cell(0, 1, detail::index_of<4, 8, 16, 32, 64, 128>(num), 6)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_spcompress_count_cdata([[maybe_unused]] tcgen05_ld_red_spcompress_shape shape, [[maybe_unused]] int num, [[maybe_unused]] tcgen05_ld_red_spcompress_red_op red_op, [[maybe_unused]] tcgen05_ld_red_spcompress_sparsity sparsity, [[maybe_unused]] bool abs, [[maybe_unused]] bool nan, [[maybe_unused]] tcgen05_ld_red_spcompress_type type, [[maybe_unused]] tcgen05_ld_red_spcompress_meta_type meta_type) {
-    if ((num == 4)) {
-        return 2;
-    }
-    if ((num == 8)) {
-        return 4;
-    }
-    if ((num == 16)) {
-        return 8;
-    }
-    if ((num == 32)) {
-        return 16;
-    }
-    if ((num == 64)) {
-        return 32;
-    }
-    if ((num == 128)) {
-        return 64;
+PTXGEN_PTX_CONSTEXPR int tcgen05_ld_red_spcompress_count_cdata(tcgen05_ld_red_spcompress_shape, int num, tcgen05_ld_red_spcompress_red_op, tcgen05_ld_red_spcompress_sparsity, bool, bool, tcgen05_ld_red_spcompress_type, tcgen05_ld_red_spcompress_meta_type) {
+    if (const long long ptxgen_v = detail::entry("\003\005\011\021!A"
+            , 1, detail::cell(0, 1, detail::index_of<4, 8, 16, 32, 64, 128>(num), 6)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r([[maybe_unused]] tcgen05_st_shape shape, [[maybe_unused]] int num, [[maybe_unused]] bool unpack, [[maybe_unused]] tcgen05_st_type type) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r(tcgen05_st_shape shape, int num, bool, tcgen05_st_type) {
     if ((shape == tcgen05_st_shape::shape_16x128b)) {
         if ((num == 1)) {
             return 2;
@@ -568,23 +514,15 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(detail::host_arg, detail::host_
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit() { detail::ptxgen_unsupported_target_tcgen05_relinquish_alloc_permit_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_wait_ld() { detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_wait_ld_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_wait_st() { detail::ptxgen_unsupported_target_tcgen05_wait_st_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 template <auto... PtxgenQ>
@@ -623,23 +561,15 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(detail::host_arg, detail::host_
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit() { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
-template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_wait_ld() { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg) { }
+PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_wait_st() { }
 template <auto... PtxgenQ>

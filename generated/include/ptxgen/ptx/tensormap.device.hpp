@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR tensormap_replace_type tensormap_replace_derive_type([[maybe_unused]] tensormap_replace_field field) {
+PTXGEN_PTX_CONSTEXPR tensormap_replace_type tensormap_replace_derive_type(tensormap_replace_field field) {
     if ((field == tensormap_replace_field::global_address)) return tensormap_replace_type::b64;
     if ((field == tensormap_replace_field::rank)) return tensormap_replace_type::b32;
     if ((field == tensormap_replace_field::box_dim)) return tensormap_replace_type::b32;
@@ -28,20 +28,18 @@ PTXGEN_PTX_CONSTEXPR tensormap_replace_type tensormap_replace_derive_type([[mayb
     return tensormap_replace_type{};
 }
 
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_addr([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type) {
-    if ((space == tensormap_replace_space::shared_cta)) {
-        return 8;
+PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_addr(tensormap_replace_mode, tensormap_replace_field, tensormap_replace_space space, tensormap_replace_size, tensormap_replace_type) {
+    if (const long long ptxgen_v = detail::entry("\007\007\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
-    return 6;
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type) {
-    if ((type == tensormap_replace_type::b32)) {
-        return 0;
-    }
-    if ((type == tensormap_replace_type::b64)) {
-        return 2;
+PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val(tensormap_replace_mode, tensormap_replace_field, tensormap_replace_space, tensormap_replace_size, tensormap_replace_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
@@ -49,12 +47,12 @@ PTXGEN_PTX_CONSTEXPR int tensormap_replace_type_new_val([[maybe_unused]] tensorm
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_ord(tensormap_replace_mode, tensormap_replace_field, tensormap_replace_space, tensormap_replace_size, tensormap_replace_type, long long v) {
     return v >= 0 && v <= 4;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm(tensormap_replace_mode, tensormap_replace_field field, tensormap_replace_space, tensormap_replace_size, tensormap_replace_type, long long v) {
     if ((field == tensormap_replace_field::elemtype)) {
         return v >= 0 && v <= 12;
     }
@@ -73,13 +71,13 @@ PTXGEN_PTX_CONSTEXPR bool tensormap_replace_ok_new_val_imm([[maybe_unused]] tens
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR int tensormap_replace_gate_of_new_val_imm([[maybe_unused]] tensormap_replace_mode mode, [[maybe_unused]] tensormap_replace_field field, [[maybe_unused]] tensormap_replace_space space, [[maybe_unused]] tensormap_replace_size size, [[maybe_unused]] tensormap_replace_type type, int v) {
+PTXGEN_PTX_CONSTEXPR int tensormap_replace_gate_of_new_val_imm(tensormap_replace_mode, tensormap_replace_field field, tensormap_replace_space, tensormap_replace_size, tensormap_replace_type, int v) {
     if ((field == tensormap_replace_field::elemtype)) { if (v >= 13 && v <= 15) return 1; }
     if ((field == tensormap_replace_field::swizzle_mode)) { if (v == 4) return 2; }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size([[maybe_unused]] tensormap_cp_fenceproxy_spaces spaces, [[maybe_unused]] tensormap_cp_fenceproxy_proxy proxy, [[maybe_unused]] tensormap_cp_fenceproxy_sem sem, [[maybe_unused]] tensormap_cp_fenceproxy_scope scope, [[maybe_unused]] tensormap_cp_fenceproxy_sync_aligned sync_aligned, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tensormap_cp_fenceproxy_ok_size(tensormap_cp_fenceproxy_spaces, tensormap_cp_fenceproxy_proxy, tensormap_cp_fenceproxy_sem, tensormap_cp_fenceproxy_scope, tensormap_cp_fenceproxy_sync_aligned, long long v) {
     return v == 128;
     return false;
 }

@@ -16,27 +16,27 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_a(int, int, bool, wgmma_mma_async_dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_scale_b(int, int, bool, wgmma_mma_async_dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_a(int, int, bool, wgmma_mma_async_dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_ok_imm_trans_b(int, int, bool, wgmma_mma_async_dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel(int, int, bool, wgmma_mma_async_sp_dtype, wgmma_mma_async_sp_atype atype, wgmma_mma_async_sp_btype, long long v) {
     if ((atype == wgmma_mma_async_sp_atype::f16)) {
         return v == 0 || v == 1;
     }
@@ -50,22 +50,22 @@ PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_sp_sel([[maybe_unused]] int n, [
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_a(int, int, bool, wgmma_mma_async_sp_dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_scale_b(int, int, bool, wgmma_mma_async_sp_dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype, long long v) {
     return v == -1 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_a([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_a(int, int, bool, wgmma_mma_async_sp_dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype, long long v) {
     return v == 0 || v == 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_b([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype, long long v) {
+PTXGEN_PTX_CONSTEXPR bool wgmma_mma_async_sp_ok_imm_trans_b(int, int, bool, wgmma_mma_async_sp_dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype, long long v) {
     return v == 0 || v == 1;
     return false;
 }

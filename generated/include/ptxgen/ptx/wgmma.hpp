@@ -94,7 +94,7 @@ enum class wgmma_mma_async_sp_btype : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_derive_k([[maybe_unused]] wgmma_mma_async_atype atype) {
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_derive_k(wgmma_mma_async_atype atype) {
     if ((atype == wgmma_mma_async_atype::f16)) return 16;
     if ((atype == wgmma_mma_async_atype::bf16)) return 16;
     if ((atype == wgmma_mma_async_atype::tf32)) return 8;
@@ -106,20 +106,15 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_derive_k([[maybe_unused]] wgmma_mma_asy
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_type_d([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop) {
-    if ((dtype == wgmma_mma_async_dtype::f16)) {
-        return 0;
-    }
-    if ((dtype == wgmma_mma_async_dtype::f32)) {
-        return 3;
-    }
-    if ((dtype == wgmma_mma_async_dtype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_type_d(int, int, bool, wgmma_mma_async_dtype dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_count_d([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_dtype dtype, [[maybe_unused]] wgmma_mma_async_atype atype, [[maybe_unused]] wgmma_mma_async_btype btype, [[maybe_unused]] wgmma_mma_async_bitop bitop) {
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_count_d(int n, int, bool, wgmma_mma_async_dtype dtype, wgmma_mma_async_atype, wgmma_mma_async_btype, wgmma_mma_async_bitop) {
     if ((dtype == wgmma_mma_async_dtype::f16)) {
         return n / 4;
     }
@@ -132,7 +127,7 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_count_d([[maybe_unused]] int n, [[maybe
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_derive_k([[maybe_unused]] wgmma_mma_async_sp_atype atype) {
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_derive_k(wgmma_mma_async_sp_atype atype) {
     if ((atype == wgmma_mma_async_sp_atype::f16)) return 32;
     if ((atype == wgmma_mma_async_sp_atype::bf16)) return 32;
     if ((atype == wgmma_mma_async_sp_atype::tf32)) return 16;
@@ -143,20 +138,15 @@ PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_derive_k([[maybe_unused]] wgmma_mma_
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_type_d([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype) {
-    if ((dtype == wgmma_mma_async_sp_dtype::f16)) {
-        return 0;
-    }
-    if ((dtype == wgmma_mma_async_sp_dtype::f32)) {
-        return 3;
-    }
-    if ((dtype == wgmma_mma_async_sp_dtype::s32)) {
-        return 1;
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_type_d(int, int, bool, wgmma_mma_async_sp_dtype dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype) {
+    if (const long long ptxgen_v = detail::entry("\001\004\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d([[maybe_unused]] int n, [[maybe_unused]] int k, [[maybe_unused]] bool satfinite, [[maybe_unused]] wgmma_mma_async_sp_dtype dtype, [[maybe_unused]] wgmma_mma_async_sp_atype atype, [[maybe_unused]] wgmma_mma_async_sp_btype btype) {
+PTXGEN_PTX_CONSTEXPR int wgmma_mma_async_sp_count_d(int n, int, bool, wgmma_mma_async_sp_dtype dtype, wgmma_mma_async_sp_atype, wgmma_mma_async_sp_btype) {
     if ((dtype == wgmma_mma_async_sp_dtype::f16)) {
         return n / 4;
     }
@@ -230,29 +220,13 @@ struct wgmma_mma_async_sp_regs_operands {
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_is_only_on_sm_90a_from_ptx_isa_8_0(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { detail::ptxgen_unsupported_target_wgmma_mma_async_sp_is_only_on_sm_90a_from_ptx_isa_8_2(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void wgmma_fence() { detail::ptxgen_unsupported_target_wgmma_fence_is_only_on_sm_90a_from_ptx_isa_8_0(); }
 template <auto... PtxgenQ>
@@ -261,29 +235,13 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void wgmma_wait_group(detail::host_arg) { detail::ptxgen_unsupported_target_wgmma_wait_group_is_only_on_sm_90a_from_ptx_isa_8_0(); }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}, detail::host_arg = {}) { }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void wgmma_fence() { }
 template <auto... PtxgenQ>
