@@ -46,7 +46,7 @@ def sources(include: Path, cccl: bool) -> dict[str, str]:
     """{name: TU text}: the empty TU, then one per header."""
     out = {"empty": KERNEL, "ptxgen.hpp": '#include "ptxgen/ptxgen.hpp"\n' + KERNEL}
     families = sorted(p.name for p in (include / "ptxgen" / "ptx").glob("*.hpp")
-                      if not p.name.endswith(".forms.hpp")
+                      if not p.name.endswith((".forms.hpp", ".device.hpp"))
                       and p.name not in ("target.hpp", "descriptor_rules.hpp"))
     for name in families:
         out[f"ptx/{name}"] = f'#include "ptxgen/ptx/{name}"\n' + KERNEL
