@@ -321,21 +321,16 @@ def cpp_bool(x: str | bool) -> str:
 # -- value specs as constexpr helper bodies --------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_MAYBE_UNUSED = "[[maybe_unused]] "
 
 
-def _named_params(params: str, body: list[str]) -> str:
-    """A helper's parameter list with names only where its body uses them: an unnamed
-    parameter cannot be unused, and the list is shorter to compile than one of
-    ``[[maybe_unused]]`` parameters."""
-    if _MAYBE_UNUSED not in params:
-        return params
-    used = set(_WORD.findall(" ".join(body)))
-    out = []
-    for p in params.split(", "):
-        kind, _, name = p.removeprefix(_MAYBE_UNUSED).rpartition(" ")
-        out.append(f"{kind} {name}" if name in used else kind)
-    return ", ".join(out)
+def _digit(q: Qualifier, x: str) -> str:
+    """The position of qualifier ``q``'s value ``x`` (a C++ expression) in its domain, as
+    the forms tables and the helpers' tables number it (-1: none)."""
+    if q.flag:
+        return f"({x} ? {q.domain.index(TRUE)} : {q.domain.index(FALSE)})"
+    if q.numeric:
+        return f"detail::index_of<{', '.join(q.domain)}>({x})"
+    return f"static_cast<long long>({x})"
 
 
 def _by_values(spec: Any, ins: Instruction, result: Any) -> tuple[str | None,
@@ -484,9 +479,15 @@ class _Helpers:
     def ctype(self, q: Qualifier) -> str:
         return "bool" if q.flag else "int" if q.numeric else enum_name(self.ins, q)
 
-    def params(self) -> str:
-        return ", ".join(f"[[maybe_unused]] {self.ctype(q)} {escape.ident(q.name)}"
-                         for q in self.quals)
+    def params(self, body: list[str], quals: list[Qualifier] | None = None) -> str:
+        """The parameter list of a helper with this body (every qualifier unless
+        ``quals``), named only where the body uses them: an unnamed parameter cannot be
+        unused, and the list is shorter to compile than one of ``[[maybe_unused]]``
+        parameters."""
+        used = set(_WORD.findall(" ".join(body)))
+        return ", ".join(f"{self.ctype(q)} {escape.ident(q.name)}"
+                         if escape.ident(q.name) in used else self.ctype(q)
+                         for q in (self.quals if quals is None else quals))
 
     def call(self, name: str, exprs: Mapping[str, str]) -> str:
         args = ", ".join(exprs[q.name] for q in self.quals)
@@ -533,7 +534,7 @@ class _Helpers:
                                                        "        "), "        break;"]
             body.append("    }")
         body.append(f"    return {result(None)};")
-        self.defs[name] = {"ret": ret, "name": name, "params": self.params(), "body": body}
+        self.defs[name] = {"ret": ret, "name": name, "params": self.params(body), "body": body}
         return name
 
     def _table_lookup(self, qname: str | None, rows: list[dict[int, int]],
@@ -546,20 +547,12 @@ class _Helpers:
         width, data = escape.packed([(r[d] if d in r else r.get(-1, -1)) + 1
                                      for r in rows for d in range(cols)])
         lit = escape.cpp_bytes(data)
-        at = (f"detail::cell({row or 0}, {len(rows)}, {self.digit(q) if q else 0}, {cols})")
+        col = _digit(q, escape.ident(q.name)) if q is not None else "0"
+        at = f"detail::cell({row or 0}, {len(rows)}, {col}, {cols})"
         return [f"    if (const long long ptxgen_v = detail::entry({lit[0]}",
                 *[f"            {x}" for x in lit[1:]],
                 f"            , {width}, {at}); ptxgen_v >= 0) {{",
                 "        return static_cast<int>(ptxgen_v);", "    }"]
-
-    def digit(self, q: Qualifier) -> str:
-        """The position of qualifier ``q``'s value in its domain (-1: none), in C++."""
-        x = escape.ident(q.name)
-        if q.flag:
-            return f"({x} ? {q.domain.index(TRUE)} : {q.domain.index(FALSE)})"
-        if q.numeric:
-            return f"detail::index_of<{', '.join(q.domain)}>({x})"
-        return f"static_cast<long long>({x})"
 
     def combination_index(self, comb: Condition) -> int | None:
         """The number of a combination in ``<id>_combination`` (None: it cannot hold)."""
@@ -572,8 +565,9 @@ class _Helpers:
                     self._combinations[c.match] = len(boxes)
                     boxes.append(self._box(c.match))
             name = escape.ident(f"{self.ins.id}_combination")
-            self.defs[name] = {"ret": "int", "name": name, "params": self.params(),
-                               "body": self._box_body(boxes)}
+            body = self._box_body(boxes)
+            self.defs[name] = {"ret": "int", "name": name, "params": self.params(body),
+                               "body": body}
             self.visible.add(name)  # the helpers outside the checks use it too
         return self._combinations.get(comb)
 
@@ -600,7 +594,7 @@ class _Helpers:
             return [f"    return {0 if boxes else -1};"]
         width = max((len(self.quals[i].domain) + 7) // 8 for i in used)
         data = b"".join(b[i].to_bytes(width, "little") for b in boxes for i in used)
-        digits = [self.digit(self.quals[i]) for i in used]
+        digits = [_digit(self.quals[i], escape.ident(self.quals[i].name)) for i in used]
         rows = escape.cpp_bytes(data)
         return [f"    const long long ptxgen_digits[] = {{{', '.join(digits)}}};",
                 f"    return detail::box_of({rows[0]}", *[f"        {r}" for r in rows[1:]],
@@ -631,9 +625,8 @@ class _Helpers:
             ret = "int" if q.numeric else enum_name(self.ins, q)
             body.append("    return 0;" if q.numeric else f"    return {ret}{{}};")
             deps = [self.ins.qualifier(d) for d in q.derived]
-            params = ", ".join(f"[[maybe_unused]] {self.ctype(d)} {escape.ident(d.name)}"
-                               for d in deps)
-            self.defs[name] = {"ret": ret, "name": name, "params": params, "body": body}
+            self.defs[name] = {"ret": ret, "name": name, "params": self.params(body, deps),
+                               "body": body}
         return name
 
     def derive_call(self, q: Qualifier, exprs: Mapping[str, str]) -> str:
@@ -999,7 +992,7 @@ class _Wrapper:
             # long long, imm_t's type: a value past int reaches the check unchanged
             v = "long long v"
             self.helpers.defs[name] = {"ret": "bool", "name": name,
-                                       "params": ", ".join(p for p in (self.helpers.params(),
+                                       "params": ", ".join(p for p in (self.helpers.params(body),
                                                                        v) if p),
                                        "body": body}
         args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
@@ -1029,7 +1022,7 @@ class _Wrapper:
                 body.append(f"    {test}" if when is True else f"    if ({when}) {{ {test} }}")
             body.append("    return 0;")
             self.helpers.defs[name] = {"ret": "int", "name": name,
-                                       "params": ", ".join(p for p in (self.helpers.params(),
+                                       "params": ", ".join(p for p in (self.helpers.params(body),
                                                                        "int v") if p),
                                        "body": body}
         args = ", ".join([*(self.exprs[q.name] for q in self.helpers.quals), tp])
@@ -1091,13 +1084,7 @@ class _Wrapper:
         order = sorted(self.free, key=lambda q: q.optional)
         expr = "0"
         for q in order:
-            x = tparam(q.name)
-            if q.flag:
-                digit = f"({x} ? {q.domain.index(TRUE)} : {q.domain.index(FALSE)})"
-            elif q.numeric:
-                digit = f"detail::index_of<{', '.join(q.domain)}>({x})"
-            else:
-                digit = f"static_cast<long long>({x})"
+            digit = _digit(q, tparam(q.name))
             expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
         classes: dict[tuple[str, int, int, str], int] = {}
         # (number * 256 + class, opcode parts (empty: not selected), statement)
@@ -1623,12 +1610,10 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             raise ValueError(f"{ins.spec_file}: {ins.name}: wrapper name(s) "
                              f"{', '.join(sorted(clash))} are also the enum of a qualifier "
                              f"(instruction id + qualifier name) or a result struct")
-        for h in hp.defs.values():
-            h["params"] = _named_params(h["params"], h["body"])
         helpers += [h for n, h in hp.defs.items() if n in hp.visible]
         check_helpers += [h for n, h in hp.defs.items() if n not in hp.visible]
         checkers += list(hp.checkers.values())
-    stem = rel.rsplit("/", 1)[-1].removesuffix(".yaml")
+    stem = _stem(rel)
     host_helpers = _host_helpers(helpers, list(traits.values()), functions)
     check_structs = _shared_checks(functions)
     host_functions = _host_declarations(ins, functions)
