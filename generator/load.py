@@ -282,6 +282,35 @@ def _compose(loader: Any) -> Any:
     return root
 
 
+def _refused_before(text: str, mark: Any) -> _Refused | None:
+    """A limit of ptxgen's that the text before PyYAML's error at ``mark`` already breaks.
+
+    PyYAML's scanner reads ahead (up to 1,024 characters, to tell a simple key), and
+    PyYAML 6.0.4 refuses flow nesting beyond its own maximum while reading ahead, before
+    ptxgen has seen the events of the 64th level; composing the text before that position
+    again finds ptxgen's own limit, which is then the first problem of the file (the
+    same message for every PyYAML)."""
+    import yaml
+
+    if mark is None:
+        return None
+    start = 0
+    for _ in range(mark.line):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    loader = _loader_class()(text[:start + mark.column])
+    try:
+        _compose(loader)
+    except _Refused as exc:
+        return exc
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
+
+
 def load_text(text: str, display: str, path: Path | None = None,
               rel: str | None = None) -> Document:
     """Parse ``text``; raise :class:`SpecError` with every problem found."""
@@ -303,6 +332,10 @@ def load_text(text: str, display: str, path: Path | None = None,
             raise SpecError([Diagnostic(display, line, col, exc.message)]) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
+            first = _refused_before(text, mark)
+            if first is not None:
+                line, col = first.mark.line + 1, first.mark.column + 1
+                raise SpecError([Diagnostic(display, line, col, first.message)]) from None
             line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             msg = " ".join(str(s) for s in (exc.context, exc.problem) if s)
             raise SpecError([Diagnostic(display, line, col, f"YAML syntax error: {msg}")]) from None
