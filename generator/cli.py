@@ -57,6 +57,19 @@ def _build_parser() -> argparse.ArgumentParser:
     from ptxgen import __version__
 
     p.add_argument("--version", action="version", version=f"ptxgen {__version__}")
+
+    class _PrintDir(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+            import ptxgen
+
+            print(getattr(ptxgen, self.dest)())
+            parser.exit()
+
+    p.add_argument("--include-dir", action=_PrintDir, nargs=0, dest="get_include",
+                   help="print the folder of the generated C++ headers (for -I) and exit")
+    p.add_argument("--cmake-dir", action=_PrintDir, nargs=0, dest="get_cmake_dir",
+                   help="print the folder of ptxgenConfig.cmake (ptxgen_DIR, for "
+                        "find_package(ptxgen CONFIG)) and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def spec_arg(sp: argparse.ArgumentParser) -> None:
@@ -443,8 +456,19 @@ def _spec_dir(args: Any) -> Any:
     cwd = Path.cwd()
     root = find_project(cwd)
     if root is None:
-        raise UsageError(f"no ptxgen project here: neither {cwd} nor a folder above it has a "
-                         "spec/ folder; run ptxgen inside a project or give --spec DIR")
+        from ptxgen import spec_dir
+
+        installed = Path(spec_dir())
+        # never into the installed package: generate and check need --out there
+        writes = args.command in ("generate", "check") and getattr(args, "out", None) is None
+        if writes or not installed.is_dir():
+            raise UsageError(f"no ptxgen project here: neither {cwd} nor a folder above it "
+                             "has a spec/ folder; run ptxgen inside a project or give "
+                             "--spec DIR" + (" (or --out DIR, with the installed spec)"
+                                             if installed.is_dir() else ""))
+        print(f"ptxgen: no project here (no spec/ folder in {cwd} or above); using the "
+              f"installed spec {installed}", file=sys.stderr)
+        return installed
     import os
 
     return Path(os.path.relpath(root / "spec", cwd))
@@ -515,6 +539,12 @@ def _pipeline(args: Any) -> int:
             except OutputRefused as exc:
                 raise UsageError(f"--out {exc}; nothing written") from None
             except OSError as exc:
+                if isinstance(exc, LookupError):  # jinja2.TemplateNotFound: not --out's
+                    from ptxgen.emit.templates import TEMPLATES_DIR
+
+                    raise UsageError(f"template {exc} is not in {TEMPLATES_DIR}: this "
+                                     "installation of ptxgen is incomplete; nothing "
+                                     "written") from None
                 raise UsageError(f"--out {out.as_posix()}: cannot write: "
                                  f"{exc.strerror or exc}"
                                  f"{f' ({exc.filename})' if exc.filename else ''}; nothing "

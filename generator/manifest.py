@@ -17,16 +17,25 @@ import hashlib
 import json
 from pathlib import Path
 
+from ptxgen import templates_dir
+
 NAME = "MANIFEST.json"
 GENERATOR_DIR = Path(__file__).resolve().parent
-TEMPLATES_DIR = GENERATOR_DIR.parent / "templates"
+TEMPLATES_DIR = Path(templates_dir())
 
 
-def _tree(root: Path, label: str, patterns: tuple[str, ...]) -> list[tuple[str, bytes]]:
+#: Folders of the installed package that are not the generator's sources (a wheel also
+#: holds the generated bindings, isa/, and the product's data): the digest is the checkout's.
+NOT_SOURCES = frozenset({"isa", "templates", "spec", "include", "cmake"})
+
+
+def _tree(root: Path, label: str, patterns: tuple[str, ...],
+          skip: frozenset[str] = frozenset()) -> list[tuple[str, bytes]]:
     out = []
     for pattern in patterns:
         for p in root.rglob(pattern):
-            if p.is_file() and "__pycache__" not in p.parts:
+            if p.is_file() and "__pycache__" not in p.parts \
+                    and p.relative_to(root).parts[0] not in skip:
                 out.append((f"{label}/{p.relative_to(root).as_posix()}", p.read_bytes()))
     return out
 
@@ -37,7 +46,7 @@ def input_digest(spec_dir: Path, ptx_isa: str | None = None, select: str | None 
     jinja = jinja2.__version__
     items = _tree(spec_dir, "spec", ("*.yaml", "*.json"))
     items += _tree(TEMPLATES_DIR, "templates", ("*",))
-    items += _tree(GENERATOR_DIR, "generator", ("*.py",))
+    items += _tree(GENERATOR_DIR, "generator", ("*.py",), NOT_SOURCES)
     h = hashlib.sha256(f"jinja2 {jinja}\n".encode())
     if ptx_isa is not None:  # a version view (the whole spec's digest stays as it was)
         h.update(f"ptx-isa {ptx_isa}\n".encode())

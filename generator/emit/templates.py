@@ -7,7 +7,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
+from ptxgen import templates_dir
+
+TEMPLATES_DIR = Path(templates_dir())
 
 Files = dict[str, bytes]
 

@@ -422,11 +422,22 @@ def test_generate_and_check_from_a_subfolder(project: Path) -> None:
 
 
 def test_no_project_is_explained(tmp_path: Path) -> None:
-    for cmd in (("generate",), ("check",), ("validate",), ("diff", "--ptx-isa", "8.6", "9.0")):
+    """Outside any project (issue 28) generate and check without --out are refused (never
+    writing into the installed package); the other commands use the installed spec and
+    say so in one line."""
+    for cmd in (("generate",), ("check",)):
         line = one_line(run_cli(*cmd, cwd=tmp_path))
         assert line == (f"ptxgen: error: no ptxgen project here: neither {tmp_path} nor a folder "
                         "above it has a spec/ folder; run ptxgen inside a project or give "
-                        "--spec DIR") or "--spec: spec is not a spec folder" in line, line
+                        "--spec DIR (or --out DIR, with the installed spec)"), line
+    note = (f"ptxgen: no project here (no spec/ folder in {tmp_path} or above); using the "
+            f"installed spec {SPEC}")
+    for cmd in (("validate",), ("diff", "--ptx-isa", "8.6", "9.0")):
+        res = run_cli(*cmd, cwd=tmp_path)
+        no_traceback(res)
+        assert res.code in (0, 1) and res.err.splitlines() == [note], res.err
+    assert run_cli("validate", cwd=tmp_path).out.startswith(f"{SPEC}: ")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------
