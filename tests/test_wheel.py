@@ -162,3 +162,16 @@ def test_the_cmake_files_carry_the_python_package_version() -> None:
     major, minor, _ = version.groups()
     assert f"PACKAGE_FIND_VERSION_MAJOR EQUAL {major} AND PACKAGE_FIND_VERSION_MINOR EQUAL " \
            f"{minor}" in text
+
+
+def test_the_oldest_constraints_are_the_declared_lower_bounds() -> None:
+    """.ci/oldest installs .ci/constraints-oldest.txt: the releases pyproject.toml names as
+    the oldest it supports."""
+    import re
+
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    block = pyproject[pyproject.index("dependencies = ["):]
+    declared = dict(re.findall(r'"([a-z0-9]+)>=([0-9.]+)"', block[:block.index("]")]))
+    pinned = dict(re.findall(r"^([a-z0-9]+)==([0-9.]+)$",
+                             (ROOT / ".ci" / "constraints-oldest.txt").read_text(), flags=re.M))
+    assert declared == pinned and set(declared) == {"pyyaml", "jinja2", "jsonschema"}
