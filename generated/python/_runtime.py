@@ -22,7 +22,19 @@ class DescriptorError(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{owner}: {field}: {value!r} is not allowed; allowed: {allowed}")
+        self.shown = shown_value(value)
+        super().__init__(f"{owner}: {field}: {self.shown} is not allowed; allowed: {allowed}")
+
+
+def shown_value(value: object, limit: int = 40) -> str:
+    """``value`` for a message: an integer too long to show whole in hex with its bit
+    count (``0xffff...ffff (20001 bits)``; Python refuses to print one of over 4,300
+    decimal digits), anything else as repr, cut to about ``limit`` characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 1 << 64:
+        text = f"{value:#x}"
+        return f"{text[:12]}...{text[-4:]} ({abs(value).bit_length()} bits)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
 class UnavailableError(DescriptorError, TypeError):

@@ -1,0 +1,153 @@
+"""The defects a new user hit (issue 28), each as the command the user ran: one line on
+stderr, the documented exit code, no traceback, a message that names what is wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from ptxgen.isa import DescriptorError, InstrDescF16, WgmmaDesc
+
+
+def one_line_error(res: object, code: int = 2) -> str:
+    """The one stderr line of an error (no traceback)."""
+    assert res.code == code, (res.code, res.out, res.err)  # type: ignore[attr-defined]
+    err: str = res.err  # type: ignore[attr-defined]
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# -- huge numbers --------------------------------------------------------------------------
+
+def test_a_huge_hex_value_is_refused_in_one_line() -> None:
+    line = one_line_error(run_cli("encode", "wgmma_desc", "start_address=0x" + "f" * 4000))
+    assert line.startswith("ptxgen: error: wgmma_desc: start_address: 0xffff")
+    assert "(16000 bits) is not allowed" in line and len(line) < 400
+
+
+def test_a_huge_decimal_value_is_refused_in_one_line() -> None:
+    line = one_line_error(run_cli("encode", "wgmma_desc", "start_address=" + "9" * 5000))
+    assert "start_address" in line and "is not allowed" in line and len(line) < 400
+
+
+def test_a_huge_int_in_python_is_a_descriptor_error() -> None:
+    with pytest.raises(DescriptorError) as info:
+        WgmmaDesc(start_address=1 << 20000)
+    assert info.value.field == "start_address"
+    assert "(20001 bits)" in str(info.value) and len(str(info.value)) < 300
+
+
+# -- options -------------------------------------------------------------------------------
+
+def test_an_option_given_twice_is_refused() -> None:
+    line = one_line_error(run_cli("encode", "instr_desc", "--kind", "f16", "--kind", "f8f6f4",
+                                  "m=128", "n=64"))
+    assert line == "ptxgen: error: encode: --kind given twice; give it once"
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (("encode", "--bogus"), "'--bogus'"),
+    (("encode", "smem_desc", "--bogus", "start_address=0"), "'--bogus'"),
+    (("encode", "instr_desc", "--kin", "f16", "m=128", "n=64"),
+     "'--kin' (did you mean '--kind'?)"),
+    (("generate", "--outt", "x"), "'--outt' (did you mean '--out'?)"),
+])
+def test_an_unknown_option_is_named(args: tuple[str, ...], named: str) -> None:
+    line = one_line_error(run_cli(*args))
+    assert f"unknown option {named}" in line
+
+
+# -- opcodes -------------------------------------------------------------------------------
+
+def test_a_huge_opcode_is_refused_quickly_and_not_echoed() -> None:
+    start = time.monotonic()
+    res = run_cli("support", "a" * 100_000, "--json")
+    took = time.monotonic() - start
+    line = one_line_error(res)
+    assert len(line) < 400 and "100,000 characters" in line
+    assert len(res.out) < 1000
+    assert took < 3.0  # was 9.5 s on the 2-core machine (difflib over the whole text)
+
+
+def test_a_shape_number_is_suggested_by_value() -> None:
+    line = one_line_error(run_cli("support", "wgmma.mma_async.sync.aligned.m64n129k16.f32.f16.f16"))
+    assert "(did you mean '.m64n128'?)" in line  # was '.m64n216'
+
+
+@pytest.mark.parametrize(("written", "meant"), [
+    ("wgmma.mma_async.m64n128k16.f32.f16.f16",
+     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+    ("mma.m16n8k16.row.col.f32.f16.f16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+])
+def test_an_opcode_without_sync_aligned_gets_the_completed_form(written: str, meant: str) -> None:
+    line = one_line_error(run_cli("support", written))
+    assert f"(did you mean {meant!r}?)" in line
+    assert run_cli("support", meant).code == 0  # the suggestion is a valid form
+
+
+def test_a_target_the_toolkit_does_not_know() -> None:
+    res = run_cli("support", "tcgen05.mma.cta_group::1.kind::f16", "--target", "sm_107a",
+                  "--toolkit", "13.0")
+    assert res.code == 1, res.err
+    assert "did you mean" not in res.out + res.err
+    assert ("not supported on sm_107a with CUDA 13.0: CUDA 13.0 does not know sm_107a "
+            "(its ptxas writes PTX ISA up to 9.0; sm_107a exists from PTX ISA 9.4)") in res.out
+    res = run_cli("support", "tcgen05.mma.cta_group::1.kind::f16", "--target", "sm_107a",
+                  "--toolkit", "13.0", "--json")
+    assert res.code == 1 and json.loads(res.out)["supported"] is False
+    # the ISA's rule knows it
+    assert run_cli("support", "tcgen05.mma.cta_group::1.kind::f16",
+                   "--target", "sm_107a").code == 0
+
+
+# -- the output folder ---------------------------------------------------------------------
+
+def test_generate_select_needs_an_out_folder(spec_copy: Path) -> None:
+    project = spec_copy.parent
+    res = run_cli("generate", "--select", "wgmma.*m64n128", cwd=project)
+    assert "--select: give --out DIR too" in one_line_error(res)
+    assert not (project / "generated").exists()
+
+
+def test_check_uses_the_selection_the_folder_was_made_with(spec_copy: Path) -> None:
+    project = spec_copy.parent
+    assert run_cli("generate", "--select", "wgmma.*m64n128", "--out", "sel",
+                   cwd=project).code == 0
+    res = run_cli("check", "--out", "sel", cwd=project)
+    assert res.code == 0, (res.out, res.err)
+    assert run_cli("check", "--out", "sel", "--select", "wgmma.*m64n256", cwd=project).code == 1
+
+
+def test_a_newline_in_the_out_name_is_escaped(spec_copy: Path) -> None:
+    project = spec_copy.parent
+    res = run_cli("generate", "--out", "a\nb", cwd=project)
+    assert res.code == 0, res.err
+    assert res.out == "wrote 79 files to a\\nb\n"
+    (project / "a\nb" / "stray").write_text("x")
+    line = one_line_error(run_cli("generate", "--out", "a\nb", cwd=project))
+    assert line.startswith("ptxgen: error: --out a\\nb holds files")
+
+
+def test_a_generated_file_replaced_by_a_link_is_named_as_one(spec_copy: Path) -> None:
+    project = spec_copy.parent
+    assert run_cli("generate", "--out", "g", cwd=project).code == 0
+    header = project / "g" / "include" / "ptxgen" / "core.hpp"
+    header.unlink()
+    os.symlink(ROOT / "README.md", header)
+    line = one_line_error(run_cli("generate", "--out", "g", cwd=project))
+    assert "include/ptxgen/core.hpp, which its MANIFEST.json lists as a file ptxgen wrote, " \
+           "is a symbolic link now" in line
+    assert "not list" not in line
+    assert header.is_symlink()  # nothing written
+
+
+def test_instr_desc_takes_the_readmes_spelling() -> None:
+    word = InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128).encode()
+    assert word == 0x08400490
