@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
+from ptxgen.errors import printable
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 CPP_KEYWORDS = frozenset("""
@@ -36,11 +38,27 @@ warpSize threadIdx blockIdx blockDim gridDim
 """.split())
 
 
+#: the longest name the spec may give: generated file names are made of names (a
+#: descriptor's module, header, docs and test files; C++ names of compile errors) with
+#: at most ~60 characters around
+MAX_NAME = 100
+
+
+def length_problem(name: str) -> str | None:
+    """Why a name the spec gives is too long (see :data:`MAX_NAME`), or None."""
+    if len(name) <= MAX_NAME:
+        return None
+    return (f"{printable(name, 40)!r} is {len(name)} characters long; allowed: up to "
+            f"{MAX_NAME} (names make file names and identifiers, such as test_<name>.py, "
+            "and file systems take 255 bytes per name)")
+
+
 @cache
 def identifier_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as an identifier in generated code, or None."""
     if not _IDENT.match(name):
-        return f"{name!r} is not a valid identifier"
+        return f"{printable(name, 60)!r} is not a valid identifier"
+
     # Hard keywords only: soft keywords (match, case, type, _) stay valid identifiers,
     # and which names are soft depends on the Python version (type from 3.12).
     if keyword.iskeyword(name):

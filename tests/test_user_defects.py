@@ -151,3 +151,57 @@ def test_a_generated_file_replaced_by_a_link_is_named_as_one(spec_copy: Path) ->
 def test_instr_desc_takes_the_readmes_spelling() -> None:
     word = InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128).encode()
     assert word == 0x08400490
+
+
+# -- what validate refuses -----------------------------------------------------------------
+
+def _edit(path: Path, old: str, new: str) -> int:
+    """Replace the first ``old`` in ``path``; the 1-based line it is on."""
+    text = path.read_text(encoding="utf-8")
+    at = text.index(old)
+    path.write_text(text[:at] + new + text[at + len(old):], encoding="utf-8")
+    return text.count("\n", 0, at) + 1
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\x07", "\u2028"])
+def test_validate_refuses_bidi_and_invisible_characters(spec_copy: Path, char: str) -> None:
+    wgmma = spec_copy / "instructions" / "wgmma.yaml"
+    text = wgmma.read_text(encoding="utf-8")
+    line_no = _edit(wgmma, "D = A * B + D (D", "D = A * B + D " + char + "(D")
+    col = text.splitlines()[line_no - 1].index("D = A * B + D (D") + len("D = A * B + D ") + 1
+    res = run_cli("validate", cwd=spec_copy.parent)
+    assert res.code == 2
+    ours = [x for x in res.err.splitlines() if x.startswith("spec/instructions/wgmma.yaml")]
+    assert len(ours) == 1, res.err  # the character, not what YAML makes of it
+    assert ours[0].startswith(f"spec/instructions/wgmma.yaml:{line_no}:{col}: "
+                              f"U+{ord(char):04X} ")
+    assert "is not allowed in a spec file" in ours[0]
+    assert not (spec_copy.parent / "generated").exists()
+
+
+def test_validate_refuses_a_descriptor_name_too_long_for_a_file_name(spec_copy: Path) -> None:
+    tmem = spec_copy / "descriptors" / "tmem_addr.yaml"
+    line_no = _edit(tmem, "\ndescriptor: tmem_addr", "\ndescriptor: " + "t" * 306) + 1
+    res = run_cli("validate", cwd=spec_copy.parent)
+    assert res.code == 2
+    assert res.err.splitlines()[0].startswith(
+        f"spec/descriptors/tmem_addr.yaml:{line_no}:13: descriptor name: 'tttt")
+    assert "is 306 characters long; allowed: up to 100" in res.err
+
+
+@pytest.mark.parametrize(("old", "new", "bad"), [
+    ("text: .satfinite", 'text: .satfinite"', '"'),
+    ("text: .satfinite", "text: .satfinite;", ";"),
+    ("text: .satfinite", "text: '.satfinite \\\\'", " "),
+    ("values: [f16, f32, s32]", "values: [f16, 'f32;', s32]", ";"),
+    ("values: [f16, f32, s32]", "values: [f16, f32, 's3\"2']", '"'),
+])
+def test_validate_refuses_qualifier_text_ptxas_cannot_read(spec_copy: Path, old: str,
+                                                           new: str, bad: str) -> None:
+    wgmma = spec_copy / "instructions" / "wgmma.yaml"
+    line_no = _edit(wgmma, old, new)
+    res = run_cli("validate", cwd=spec_copy.parent)
+    assert res.code == 2, res.out
+    first = res.err.splitlines()[0]
+    assert first.startswith(f"spec/instructions/wgmma.yaml:{line_no}:"), res.err
+    assert f"{bad!r} cannot be part of a PTX opcode" in first
