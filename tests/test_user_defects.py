@@ -205,3 +205,41 @@ def test_validate_refuses_qualifier_text_ptxas_cannot_read(spec_copy: Path, old:
     first = res.err.splitlines()[0]
     assert first.startswith(f"spec/instructions/wgmma.yaml:{line_no}:"), res.err
     assert f"{bad!r} cannot be part of a PTX opcode" in first
+
+
+# -- typing of the generated Python --------------------------------------------------------
+
+_WRONG = '''\
+from ptxgen.isa import InstrDescF16, SmemDesc
+
+InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128, negat_a=1)  # line 3
+InstrDescF16(dtype="f33", atype="bf16", btype="bf16", n=256, m=128)  # line 4
+SmemDesc(start_address=0x280, swizzle="64B")  # line 5
+InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128, k_dim=1)  # line 6
+'''
+
+
+def test_mypy_strict_takes_the_readmes_python_and_refuses_misspellings(tmp_path: Path) -> None:
+    """The README's own Python block passes mypy --strict against the package as installed;
+    a misspelt keyword or value name, and a field of a newer layout, are mypy errors."""
+    import re
+    import shutil
+    import subprocess
+
+    from test_quality import _package_tree, _tool
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Python\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "InstrDescF16(dtype=\"f32\"" in block
+    root = _package_tree(tmp_path / "site")
+    (tmp_path / "readme_example.py").write_text(block)
+    (tmp_path / "wrong.py").write_text(_WRONG)
+    res = subprocess.run([*_tool("mypy"), "--strict", "--no-incremental", "readme_example.py",
+                          "wrong.py"], cwd=tmp_path, capture_output=True, text=True,
+                         check=False, env={**os.environ, "MYPYPATH": str(root)})
+    errors = re.findall(r"^(\w+\.py):(\d+): error", res.stdout, re.M)
+    assert errors, res.stdout + res.stderr
+    assert {f for f, _ in errors} == {"wrong.py"}, res.stdout
+    assert {int(line) for _, line in errors} == {3, 4, 5, 6}, res.stdout
+    assert 'Unexpected keyword argument "negat_a"' in res.stdout
+    shutil.rmtree(root)

@@ -43,7 +43,7 @@ class UnavailableError(DescriptorError, TypeError):
     version and the class that has it."""
 
 
-def _unavailable(owner: str, given: dict[str, int], where: dict[str, str]) -> None:
+def _unavailable(owner: str, given: dict[str, object], where: dict[str, str]) -> None:
     """Refuse fields of a newer layout given to the baseline class (``where``: field ->
     the targets, version and class that have it)."""
     for name, value in given.items():

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from ptxgen.isa._runtime import (
     FieldSpec,
@@ -128,7 +128,7 @@ class WgmmaDesc:
         leading_byte_offset: int = 0,
         stride_byte_offset: int = 0,
         base_offset: int = 0,
-        swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
+        swizzle: Swizzle | int | Literal["none", "128b", "64b", "32b"] = Swizzle.SWIZZLE_NONE,
     ) -> None:
         _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
@@ -176,10 +176,12 @@ class WgmmaDesc:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: WgmmaDesc = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 64-bit descriptor word."""
