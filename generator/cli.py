@@ -695,10 +695,10 @@ def _check_options(parser: Any, argv: Sequence[str]) -> None:
     """Refuse, naming it, an option the command does not have (with the closest one) or
     one given twice (argparse would take the last silently, or blame a missing argument);
     options are spelled in full."""
-    subparsers = parser._subparsers._group_actions[0].choices  # noqa: SLF001
+    subparsers: dict[str, Any] = parser._subparsers._group_actions[0].choices
     if not argv or argv[0] not in subparsers:
         return
-    actions = subparsers[argv[0]]._option_string_actions  # noqa: SLF001
+    actions: dict[str, Any] = subparsers[argv[0]]._option_string_actions
     seen: set[str] = set()
     rest = iter(argv[1:])
     for arg in rest:
