@@ -243,3 +243,56 @@ def test_mypy_strict_takes_the_readmes_python_and_refuses_misspellings(tmp_path:
     assert {int(line) for _, line in errors} == {3, 4, 5, 6}, res.stdout
     assert 'Unexpected keyword argument "negat_a"' in res.stdout
     shutil.rmtree(root)
+
+
+# -- one order of template parameters --------------------------------------------------------
+
+def _template_names(decl: str) -> list[str]:
+    import re
+
+    return re.findall(r"\b(Ptxgen\w+)(?=\s*(?:=|,|>$))", decl)
+
+
+def test_descriptor_checks_take_the_qualifiers_in_the_wrappers_order() -> None:
+    """``tcgen05_mma_idesc_problem<CtaGroup, Kind, ...>`` as ``tcgen05_mma<CtaGroup, Kind,
+    ...>`` (it was ``<Kind, CtaGroup>``): every descriptor check and every wrapper of its
+    instruction name the qualifiers they share in one order."""
+    import re
+
+    ptx = ROOT / "generated" / "include" / "ptxgen" / "ptx"
+    rules = (ptx / "descriptor_rules.hpp").read_text()
+    checks = re.findall(r"^template <(.*)>\nPTXGEN_PTX_CONSTEXPR const char\* (\w+)_problem\(",
+                        rules, re.M)
+    assert any(name == "tcgen05_mma_idesc" for _, name in checks)
+    compared = 0
+    for params, name in checks:
+        mine = [n for n in _template_names(params + ">") if n != "PtxgenTarget"]
+        wrapper = name.rsplit("_", 1)[0] if name.startswith("tcgen05_mma") else name
+        for header in ptx.glob("*.device.hpp"):
+            for decl in re.findall(r"^template <(.*)>\nPTXGEN_PTX_DEVICE \S+ " + wrapper
+                                   + r"\(", header.read_text(), re.M):
+                theirs = _template_names(decl + ">")
+                shared = [n for n in theirs if n in mine]
+                assert shared == [n for n in mine if n in shared], (name, decl)
+                compared += len(shared) > 1
+    assert compared > 0
+
+
+def test_a_wrappers_doc_lists_its_template_parameters_as_declared() -> None:
+    """The doc comment of a wrapper lists its template parameters in the order of its
+    declaration (wgmma_mma_async listed satfinite second; it is declared fifth)."""
+    import re
+
+    block = re.compile(r"/\*\*\n((?:(?!\*/).)*?)\*/\ntemplate <([^\n]*)>\n"
+                       r"PTXGEN_PTX_DEVICE [^\n(]* (\w+)\(", re.S)
+    checked = 0
+    for header in (ROOT / "generated" / "include" / "ptxgen" / "ptx").glob("*.device.hpp"):
+        for doc, decl, name in block.findall(header.read_text()):
+            if "Template parameters:" not in doc:
+                continue
+            part = doc.split("Template parameters:")[1].split("Operands:")[0]
+            listed = re.findall(r"^ \*   (Ptxgen\w+):", part, re.M)
+            declared = [n for n in _template_names(decl + ">") if n in listed]
+            assert listed == declared, (header.name, name)
+            checked += 1
+    assert checked > 100

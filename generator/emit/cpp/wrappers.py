@@ -1400,7 +1400,7 @@ class _Wrapper:
             lines.append(f"Fixed by this wrapper: {fixed}.")
         if self.free:
             lines.append("Template parameters:")
-            for q in self.free:
+            for q in sorted(self.free, key=lambda q: q.optional):  # as declared
                 vals = "true / false" if q.flag else ", ".join(q.domain)
                 lines.append(f"  {tparam(q.name)}: {q.name} ({vals}). {q.description}".rstrip())
         lines.append("Operands:")
