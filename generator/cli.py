@@ -472,8 +472,10 @@ def _error_json(message: str, code: int, diagnostics: Any = ()) -> str:
                                  "diagnostics": [d.as_dict() for d in diagnostics]}}, indent=2)
 
 
-def _spec_failure(exc: Any, as_json: bool) -> int:
-    summary = f"{len(exc.diagnostics)} error(s); nothing written"
+def _spec_failure(exc: Any, as_json: bool, writes: bool = True) -> int:
+    """A spec's problems, one line each, and a summary that says nothing was written,
+    unless ``writes`` is off (diff and probe never write: the phrase would mislead)."""
+    summary = f"{len(exc.diagnostics)} error(s)" + ("; nothing written" if writes else "")
     if as_json:
         print(_error_json(summary, EXIT_INVALID, exc.diagnostics))
     for d in exc.diagnostics:
@@ -583,7 +585,7 @@ def _diff(args: Any) -> int:
     except DiffError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
-        return _spec_failure(exc, args.format == "json")
+        return _spec_failure(exc, args.format == "json", writes=False)
     sys.stdout.write(render.render(report, args.format))
     return report.exit_code
 
@@ -620,7 +622,7 @@ def _probe(args: Any) -> int:
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
-        return _spec_failure(exc, args.json)
+        return _spec_failure(exc, args.json, writes=False)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:

@@ -332,7 +332,8 @@ def _nearest_number(word: str, choices: list[str] | tuple[str, ...]) -> str | No
         other = split.split(choice.lower())
         mine = parts[:len(other)]
         if len(other) == 1 or len(mine) != len(other) or other[0:-1:2] != mine[0:-1:2] \
-                or not mine[-1].startswith(other[-1]):
+                or not (mine[-1].startswith(other[-1]) if len(other) < len(parts)
+                        else mine[-1] == other[-1]):
             continue
         key = (len(parts) - len(other), *(abs(int(a) - int(b))
                                           for a, b in zip(mine[1::2], other[1::2], strict=True)))

@@ -296,3 +296,16 @@ def test_a_wrappers_doc_lists_its_template_parameters_as_declared() -> None:
             assert listed == declared, (header.name, name)
             checked += 1
     assert checked > 100
+
+
+def test_diff_of_a_broken_revision_does_not_say_nothing_written(spec_copy: Path) -> None:
+    """diff writes nothing, ever: its summary of a spec's problems does not say so."""
+    broken = spec_copy.parent / "broken"
+    import shutil
+
+    shutil.copytree(spec_copy, broken)
+    _edit(broken / "descriptors" / "tmem_addr.yaml", "\ndescriptor: tmem_addr",
+          "\ndescriptor: tmem_addr 1")
+    res = run_cli("diff", "spec", "broken", cwd=spec_copy.parent)
+    assert res.code == 2
+    assert res.err.splitlines()[-1] == "ptxgen: 1 error(s)", res.err

@@ -27,13 +27,15 @@ class DescriptorError(ValueError):
 
 
 def shown_value(value: object, limit: int = 40) -> str:
-    """``value`` for a message: an integer too long to show whole in hex with its bit
-    count (``0xffff...ffff (20001 bits)``; Python refuses to print one of over 4,300
-    decimal digits), anything else as repr, cut to about ``limit`` characters."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 1 << 64:
+    """``value`` for a message: its repr cut to about ``limit`` characters, or for an
+    integer Python refuses to print in decimal (over 4,300 digits) its hex ends and bit
+    count (``0x1000000000...0000 (20001 bits)``)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int of over 4,300 decimal digits
+        assert isinstance(value, int)
         text = f"{value:#x}"
         return f"{text[:12]}...{text[-4:]} ({abs(value).bit_length()} bits)"
-    text = repr(value)
     return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 

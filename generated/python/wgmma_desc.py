@@ -36,10 +36,10 @@ class WgmmaDesc:
         start_address (bits 0-13): `encode(start_address)`. Allowed: a shared-memory address
             that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to
             0x3fff0).
-        leading_byte_offset (bits 16-29): `encode(leading_dim_byte_offset)`. Allowed: a byte
+        leading_byte_offset (bits 16-29): `encode(leading_byte_offset)`. Allowed: a byte
             value that is a multiple of 16 from 0 to 0x3fff0.
-        stride_byte_offset (bits 32-45): `encode(stride_dim_byte_offset)`. Allowed: a byte
-            value that is a multiple of 16 from 0 to 0x3fff0.
+        stride_byte_offset (bits 32-45): `encode(stride_byte_offset)`. Allowed: a byte value
+            that is a multiple of 16 from 0 to 0x3fff0.
         base_offset (bits 49-51): Base offset (for swizzle alignment). Allowed: 0 to 7.
         swizzle (bits 62-63): Swizzle mode:. Allowed: one of none (0), 128b (1), 64b (2), 32b
             (3).
@@ -108,12 +108,12 @@ class WgmmaDesc:
     of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0)."""
 
     leading_byte_offset: int
-    """Bits 16-29: `encode(leading_dim_byte_offset)`. Allowed: a byte value that is a multiple
-    of 16 from 0 to 0x3fff0."""
+    """Bits 16-29: `encode(leading_byte_offset)`. Allowed: a byte value that is a multiple of 16
+    from 0 to 0x3fff0."""
 
     stride_byte_offset: int
-    """Bits 32-45: `encode(stride_dim_byte_offset)`. Allowed: a byte value that is a multiple of
-    16 from 0 to 0x3fff0."""
+    """Bits 32-45: `encode(stride_byte_offset)`. Allowed: a byte value that is a multiple of 16
+    from 0 to 0x3fff0."""
 
     base_offset: int
     """Bits 49-51: Base offset (for swizzle alignment). Allowed: 0 to 7."""
