@@ -309,3 +309,30 @@ def test_diff_of_a_broken_revision_does_not_say_nothing_written(spec_copy: Path)
     res = run_cli("diff", "spec", "broken", cwd=spec_copy.parent)
     assert res.code == 2
     assert res.err.splitlines()[-1] == "ptxgen: 1 error(s)", res.err
+
+
+def test_the_public_header_names_every_wrappers_parameters() -> None:
+    """What a user cannot find otherwise (the public header declares ``template <auto...>``
+    for the host pass): above each such declaration, every overload of the wrapper as
+    declared in the internal .device.hpp, its template parameters and operands named, in
+    the declaration's order."""
+    import re
+
+    ptx = ROOT / "generated" / "include" / "ptxgen" / "ptx"
+    # a wrapper: its doc comment, its template line, its signature (operands one a line)
+    decl = re.compile(r"^ \*/\ntemplate <([^\n]*)>\nPTXGEN_PTX_DEVICE ([^\n(]*) (\w+)\(\n?"
+                      r"((?:[^)]|\)(?!\s*[{;]))*)\)", re.M)
+    checked = 0
+    for device in ptx.glob("*.device.hpp"):
+        public = (ptx / device.name.replace(".device.hpp", ".hpp")).read_text()
+        for template, ret, name, params in decl.findall(device.read_text()):
+            if "Ptxgen" not in template:
+                continue
+            shown_params = ", ".join(p.strip().removeprefix("[[maybe_unused]] ")
+                                     for p in params.split(",\n") if p.strip())
+            shown_params = re.sub(r"\s*\n\s*", " ", shown_params)
+            sig = re.sub(r"\bPtxgen(?=[A-Z])", "",
+                         f"template <{template}> {ret} {name}({shown_params})")
+            assert f"/* {sig} */" in public, (device.name, sig)
+            checked += 1
+    assert checked > 200

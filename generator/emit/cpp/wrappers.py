@@ -1748,6 +1748,9 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
                                  "pack": "PtxgenRest" if "PtxgenRest" in tps else "PtxgenQ",
                                  "select_msg": None,
                                  "body": "" if f["ret"] == "void" else f"return {f['ret']}{{}}; "})
+        sig = _signature(f)
+        if sig not in d.setdefault("signatures", []):
+            d["signatures"].append(sig)
         if d["ret"] != f["ret"]:
             raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
                              f"returns {d['ret']} in one overload and {f['ret']} in another")
@@ -1757,10 +1760,25 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
     for (name, count), d in out.items():
         same = (name, d["ret"], d["template"], d["refusal"])
         low, high, first = merged.get(same, (count, count, d))
+        if first is not d:
+            first["signatures"] += [s for s in d["signatures"] if s not in first["signatures"]]
         merged[same] = (min(low, count), max(high, count), first)
     return [{**d, "params": ", ".join(["detail::host_arg"] * low
                                       + ["detail::host_arg = {}"] * (high - low))}
             for low, high, d in merged.values()]
+
+
+_PTXGEN_PREFIX = re.compile(r"\bPtxgen(?=[A-Z])")
+
+
+def _signature(f: dict[str, Any]) -> str:
+    """A wrapper overload as a user calls it, every template parameter and operand named
+    (``template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, ...> void
+    tcgen05_mma(std::uint32_t d_tmem, ...)``): the comment above its declaration in the
+    public header, whose declaration takes anything (``template <auto...>``)."""
+    params = ", ".join(p.removeprefix("[[maybe_unused]] ") for p in f["params"])
+    text = f"template <{f['template']}> {f['ret']} {f['name']}({params})"
+    return escape.cpp_comment_text(_PTXGEN_PREFIX.sub("", text))
 
 
 def _selection_refusals(host_functions: list[dict[str, Any]], select: str) -> None:
