@@ -260,6 +260,8 @@ def _parse_int(text: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
+        if text.isdecimal():  # Python's limit on decimal digits (4,300)
+            raise ValueError(f"{len(text):,} decimal digits is too long") from None
         raise ValueError(f"{text!r} is not an integer") from None
     return value
 
@@ -359,8 +361,7 @@ def _construct(cls: Any, values: dict[str, int], given: set[str]) -> Any:
         return cls(**values)
     except DescriptorError as exc:
         left_out = "" if exc.field in given else " (left out, so 0)"
-        shown = repr(exc.value)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        shown = exc.shown
         raise UsageError(f"{_where(cls)}: {exc.field}: {shown}{left_out} is not allowed; "
                          f"allowed: {exc.allowed}") from None
 
@@ -415,7 +416,7 @@ def _zero_column_mask(args: Any) -> int:
     try:
         masks = desc.masks(args.m, args.n)
     except DescriptorError as exc:
-        raise UsageError(f"zero-column-mask: {exc.field}: {exc.value!r} is not allowed; "
+        raise UsageError(f"zero-column-mask: {exc.field}: {exc.shown} is not allowed; "
                          f"allowed: {exc.allowed}") from None
     if args.json:
         import json
@@ -495,8 +496,10 @@ def _error_json(message: str, code: int, diagnostics: Any = ()) -> str:
                                  "diagnostics": [d.as_dict() for d in diagnostics]}}, indent=2)
 
 
-def _spec_failure(exc: Any, as_json: bool) -> int:
-    summary = f"{len(exc.diagnostics)} error(s); nothing written"
+def _spec_failure(exc: Any, as_json: bool, writes: bool = True) -> int:
+    """A spec's problems, one line each, and a summary that says nothing was written,
+    unless ``writes`` is off (diff and probe never write: the phrase would mislead)."""
+    summary = f"{len(exc.diagnostics)} error(s)" + ("; nothing written" if writes else "")
     if as_json:
         print(_error_json(summary, EXIT_INVALID, exc.diagnostics))
     for d in exc.diagnostics:
@@ -510,7 +513,7 @@ def _pipeline(args: Any) -> int:
     import shlex
 
     from ptxgen import pipeline
-    from ptxgen.errors import SpecError
+    from ptxgen.errors import SpecError, printable
     from ptxgen.model.selection import SelectionError
     from ptxgen.model.versions import ViewError
     from ptxgen.write import OutputRefused
@@ -529,10 +532,20 @@ def _pipeline(args: Any) -> int:
                                  | ({"ptx_isa": view, "view_files": list(model.spec_files)}
                                     if model else {}), indent=2))
             else:
-                print(f"{spec.as_posix()}: {len(names)} spec files valid" +
+                print(f"{printable(spec.as_posix())}: {len(names)} spec files valid" +
                       (f"; the PTX ISA {view} view has {_summary(model)}" if model else ""))
             return EXIT_OK
+        if args.select is not None and args.out is None:
+            raise UsageError(f"--select: give --out DIR too: a selection's headers are for "
+                             f"one kernel's build, and the project's "
+                             f"{printable(_out_dir(args, spec).as_posix())}/ holds the whole spec; "
+                             + ("nothing written" if args.command == "generate" else
+                                "name the folder generated with it"))
         out = _out_dir(args, spec)
+        if args.command == "check" and args.select is None:
+            from ptxgen.manifest import recorded_selection
+
+            args.select = recorded_selection(out)  # the selection the folder was made with
         if args.command == "generate":
             try:
                 files = pipeline.generate(spec, out, view, args.select)
@@ -545,7 +558,7 @@ def _pipeline(args: Any) -> int:
                     raise UsageError(f"template {exc} is not in {TEMPLATES_DIR}: this "
                                      "installation of ptxgen is incomplete; nothing "
                                      "written") from None
-                raise UsageError(f"--out {out.as_posix()}: cannot write: "
+                raise UsageError(f"--out {printable(out.as_posix())}: cannot write: "
                                  f"{exc.strerror or exc}"
                                  f"{f' ({exc.filename})' if exc.filename else ''}; nothing "
                                  "written") from None
@@ -553,7 +566,7 @@ def _pipeline(args: Any) -> int:
                 print(json.dumps({"ok": True, "out": out.as_posix(), "files": list(files)}
                                  | ({"ptx_isa": view} if view else {}), indent=2))
             else:
-                print(f"wrote {len(files)} files to {out.as_posix()}{shown}")
+                print(f"wrote {len(files)} files to {printable(out.as_posix())}{shown}")
             return EXIT_OK
         diffs = pipeline.check(spec, out, full=args.full, ptx_isa=view, select=args.select)
     except SpecError as exc:
@@ -565,14 +578,15 @@ def _pipeline(args: Any) -> int:
             {"status": s, "path": (out / p).as_posix()} for s, p in diffs]}, indent=2))
     else:
         for status, path in diffs:
-            print(f"{(out / path).as_posix()}: {status}")
+            print(f"{printable((out / path).as_posix())}: {status}")
         if diffs:
             again = f" --ptx-isa {view}" if view else ""
             if args.select is not None:
                 again += f" --select {shlex.quote(args.select)}"
-            if again:
-                again += f" --out {out.as_posix()}"
-            print(f"ptxgen: {out.as_posix()} is out of date{shown} ({len(diffs)} file(s)); run "
+            if again or args.out is not None:
+                again += f" --out {printable(shlex.quote(out.as_posix()))}"
+            print(f"ptxgen: {printable(out.as_posix())} is out of date{shown} "
+                  f"({len(diffs)} file(s)); run "
                   f"'ptxgen generate{again}'", file=sys.stderr)
     return EXIT_DIFF if diffs else EXIT_OK
 
@@ -601,7 +615,7 @@ def _diff(args: Any) -> int:
     except DiffError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
-        return _spec_failure(exc, args.format == "json")
+        return _spec_failure(exc, args.format == "json", writes=False)
     sys.stdout.write(render.render(report, args.format))
     return report.exit_code
 
@@ -638,7 +652,7 @@ def _probe(args: Any) -> int:
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
-        return _spec_failure(exc, args.json)
+        return _spec_failure(exc, args.json, writes=False)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:
@@ -707,6 +721,36 @@ def _fast_parse(argv: Sequence[str]) -> Any | None:
     if m not in (128, 64, 32):
         return None
     return _Args(command=command, word=positional[0], m=m, n=n, json=json_out)
+
+
+def _check_options(parser: Any, argv: Sequence[str]) -> None:
+    """Refuse, naming it, an option the command does not have (with the closest one) or
+    one given twice (argparse would take the last silently, or blame a missing argument);
+    options are spelled in full."""
+    subparsers: dict[str, Any] = parser._subparsers._group_actions[0].choices
+    if not argv or argv[0] not in subparsers:
+        return
+    actions: dict[str, Any] = subparsers[argv[0]]._option_string_actions
+    seen: set[str] = set()
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "--":
+            return
+        if not arg.startswith("-") or arg == "-" or arg[1:2].isdigit():
+            continue
+        name, eq, _ = arg.partition("=")
+        action = actions.get(name)
+        if action is None:
+            from ptxgen.errors import printable
+
+            options = sorted(o for o in actions if o.startswith("--"))
+            raise UsageError(f"{argv[0]}: unknown option {printable(name, 40)!r}"
+                             f"{_mean(name[:40], options)}; options: {', '.join(options)}")
+        if action.dest in seen and action.dest not in ("help",):
+            raise UsageError(f"{argv[0]}: {name} given twice; give it once")
+        seen.add(action.dest)
+        if action.nargs is None and not eq:  # its value is the next argument
+            next(rest, None)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -797,7 +841,9 @@ def _main(argv: Sequence[str] | None) -> int:
         for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
                 signal.signal(sig, _terminate)
-        args, extra = _build_parser().parse_known_args(argv)
+        parser = _build_parser()
+        _check_options(parser, argv)
+        args, extra = parser.parse_known_args(argv)
         if args.command == "encode":
             # FIELD=VALUE pairs may follow --kind; argparse hands them back as extras.
             args.fields += [x for x in extra if not x.startswith("-")]

@@ -27,3 +27,21 @@ class SpecError(Exception):
     def __init__(self, diagnostics: list[Diagnostic]) -> None:
         self.diagnostics = sorted(set(diagnostics))
         super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+def printable(text: str, limit: int = 120) -> str:
+    """``text`` for a one-line message: control characters, bidirectional controls and
+    other invisible format characters escaped (``\\n``, ``\\u202e``), and text longer than
+    ``limit`` characters cut, with its length (``abc... (102,400 characters)``)."""
+    import unicodedata
+
+    cut = text if len(text) <= limit else text[:limit]
+    out = []
+    for ch in cut:
+        if ch.isprintable() and unicodedata.category(ch) != "Cf":
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii") if ord(ch) > 0x7f
+                       or ch in "\n\r\t" else f"\\x{ord(ch):02x}")
+    shown = "".join(out)
+    return shown if cut is text else f"{shown}... ({len(text):,} characters)"

@@ -311,6 +311,37 @@ def _refused_before(text: str, mark: Any) -> _Refused | None:
     return None
 
 
+# every character outside printable ASCII (the exact test is refused_characters')
+_SUSPECT = re.compile(r"[^\x20-\x7e\t\n\r]")
+
+
+def refused_characters(text: str, display: str) -> list[Diagnostic]:
+    """The characters a spec file may not hold, anywhere in it, one diagnostic each (at
+    most 20): control characters (other than tab and line ends), bidirectional controls
+    (U+202A-U+202E, U+2066-U+2069: "Trojan Source"; ``g++ -Wbidi-chars`` refuses them in
+    the generated headers), zero-width and other invisible format characters, and line or
+    paragraph separators (YAML reads them as line ends). Spec text reaches the generated
+    C++, Python and Markdown, where such a character hides what the code says or breaks
+    it; each is refused at its own line and column, before YAML reads the file."""
+    import unicodedata
+
+    found = [m.start() for m in _SUSPECT.finditer(text)
+             if unicodedata.category(m.group()) in ("Cc", "Cf", "Zl", "Zp")]
+    out = []
+    for pos in found[:20]:
+        line = text.count("\n", 0, pos) + 1
+        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        ch = text[pos]
+        out.append(Diagnostic(display, line, col,
+                              f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')}"
+                              ") is not allowed in a spec file: control, bidirectional and "
+                              "invisible format characters would reach the generated code"))
+    if len(found) > 20:
+        out.append(Diagnostic(display, out[-1].line, out[-1].col,
+                              f"... and {len(found) - 20} more such characters"))
+    return out
+
+
 def load_text(text: str, display: str, path: Path | None = None,
               rel: str | None = None) -> Document:
     """Parse ``text``; raise :class:`SpecError` with every problem found."""
@@ -319,6 +350,9 @@ def load_text(text: str, display: str, path: Path | None = None,
     source = SourceMap(display)
     if text.startswith("\ufeff"):  # a UTF-8 byte-order mark: not part of the text
         text = text[1:]
+    refused = refused_characters(text, display)
+    if refused:
+        raise SpecError(refused)
     loader = _loader_class()(text)
     try:
         try:

@@ -71,6 +71,17 @@ def build(files: dict[str, bytes], digest: str, ptx_isa: str | None = None,
     return (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode()
 
 
+def recorded_selection(out_dir: Path) -> str | None:
+    """The ``--select`` pattern the manifest in ``out_dir`` records, or None (no manifest,
+    or a folder of the whole spec)."""
+    try:
+        data = json.loads((out_dir / NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    select = data.get("select") if isinstance(data, dict) else None
+    return select if isinstance(select, str) else None
+
+
 def quick_diff(out_dir: Path, spec_dir: Path, have: dict[str, bytes],
                ptx_isa: str | None = None,
                select: str | None = None) -> list[tuple[str, str]] | None:

@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
+from ptxgen.errors import printable
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 CPP_KEYWORDS = frozenset("""
@@ -36,11 +38,27 @@ warpSize threadIdx blockIdx blockDim gridDim
 """.split())
 
 
+#: the longest name the spec may give: generated file names are made of names (a
+#: descriptor's module, header, docs and test files; C++ names of compile errors) with
+#: at most ~60 characters around
+MAX_NAME = 100
+
+
+def length_problem(name: str) -> str | None:
+    """Why a name the spec gives is too long (see :data:`MAX_NAME`), or None."""
+    if len(name) <= MAX_NAME:
+        return None
+    return (f"{printable(name, 40)!r} is {len(name)} characters long; allowed: up to "
+            f"{MAX_NAME} (names make file names and identifiers, such as test_<name>.py, "
+            "and file systems take 255 bytes per name)")
+
+
 @cache
 def identifier_problem(name: str) -> str | None:
     """Why ``name`` cannot be used as an identifier in generated code, or None."""
     if not _IDENT.match(name):
-        return f"{name!r} is not a valid identifier"
+        return f"{printable(name, 60)!r} is not a valid identifier"
+
     # Hard keywords only: soft keywords (match, case, type, _) stay valid identifiers,
     # and which names are soft depends on the Python version (type from 3.12).
     if keyword.iskeyword(name):
@@ -282,16 +300,46 @@ def assert_not_reserved(role: str, names: list[str] | tuple[str, ...], **context
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     """``" (did you mean 'x'?)"`` for the choice closest to ``word`` (the same word in
     another case first), or ``""``."""
-    if not word or not choices:
+    if not word or not choices or len(word) > 200:  # no suggestion for a text that long
         return ""
     folded = [c for c in choices if c.lower() == word.lower()]
     if folded:
         return f" (did you mean {folded[0]!r}?)"
+    nearest = _nearest_number(word, choices)
+    if nearest is not None:
+        return f" (did you mean {nearest!r}?)"
     import difflib  # only on the error path
 
     lower = {c.lower(): c for c in choices}
     close = difflib.get_close_matches(word.lower(), list(lower), n=1, cutoff=0.75)
     return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
+def _nearest_number(word: str, choices: list[str] | tuple[str, ...]) -> str | None:
+    """For a word with numbers in it (``.m64n129``): the choice that is the same text
+    with the numbers closest in value (``.m64n128``, not ``.m64n216``), a difference in
+    an earlier number counting more; None when no choice has the same text around its
+    numbers."""
+    import re
+
+    split = re.compile(r"(\d+)")
+    parts = split.split(word.lower())
+    if len(parts) == 1:
+        return None
+    best: tuple[tuple[int, ...], str] | None = None
+    for choice in choices:
+        # the choice may be the start of the word (.m64n128 for .m64n129k16)
+        other = split.split(choice.lower())
+        mine = parts[:len(other)]
+        if len(other) == 1 or len(mine) != len(other) or other[0:-1:2] != mine[0:-1:2] \
+                or not (mine[-1].startswith(other[-1]) if len(other) < len(parts)
+                        else mine[-1] == other[-1]):
+            continue
+        key = (len(parts) - len(other), *(abs(int(a) - int(b))
+                                          for a, b in zip(mine[1::2], other[1::2], strict=True)))
+        if best is None or key < best[0]:
+            best = (key, choice)
+    return best[1] if best else None
 
 
 @cache  # pure; ~8,500 calls for ~90 names per generate

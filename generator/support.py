@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ptxgen.errors import printable
 from ptxgen.model.instructions import (
     Form,
     InstructionSet,
@@ -155,11 +156,15 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 and version not in tk_targets.versions:
             raise SupportError(f"--ptx-isa: {version}: CUDA {toolkit} knows PTX ISA versions "
                                f"up to {tk_targets.newest}")
+        if target is not None and target in targets.by_name \
+                and target not in tk_targets.by_name:
+            return _unknown_to_toolkit(iset, opcode, target, version, toolkit, as_json)
         targets = tk_targets
     asked = _check_args(targets, target, version)
     found = lookup(iset, opcode)
     if not found.valid:
-        raise SupportError(f"{opcode}: not a valid form: " + "; ".join(found.problems))
+        raise SupportError(f"{printable(opcode)}: not a valid form: "
+                           + "; ".join(found.problems))
     union = _union(found.forms, targets, toolkit)
     notes = _variant_notes(found.forms, union, targets, toolkit)
     assert found.instruction is not None
@@ -211,6 +216,29 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     if as_json:
         return code, json.dumps(result, indent=2)
     return code, "\n".join(lines)
+
+
+def _unknown_to_toolkit(iset: InstructionSet, opcode: str, target: str,
+                        version: str | None, toolkit: str, as_json: bool) -> tuple[int, str]:
+    """The answer (exit 1) for a target the ISA has but the toolkit's ptxas does not know
+    (it came after the toolkit), as for a target that does not exist at a PTX ISA version."""
+    targets = iset.targets.for_toolkit(toolkit)
+    asked = _check_args(targets, None, version)
+    found = lookup(iset, opcode)
+    if not found.valid or found.instruction is None:
+        raise SupportError(f"{printable(opcode)}: not a valid form: " + "; ".join(found.problems))
+    union = _union(found.forms, targets, toolkit)
+    t = iset.targets.get(target)
+    why = (f"CUDA {toolkit} does not know {target} (its ptxas writes PTX ISA up to "
+           f"{targets.newest}; {target} exists from PTX ISA {t.since})")
+    if as_json:
+        return EXIT_UNSUPPORTED, json.dumps({
+            "opcode": opcode, "instruction": found.instruction.name, "valid": True,
+            "ptx_isa": asked, "target": target, "toolkit": toolkit, "support": union,
+            "supported": False, "reason": why}, indent=2)
+    return EXIT_UNSUPPORTED, (f"{opcode}: not supported on {target} with CUDA {toolkit}: "
+                              f"{why}\n  supported with CUDA {toolkit} on: "
+                              f"{_where(union, targets)}")
 
 
 def run(opcode: str, target: str | None, version: str | None, as_json: bool,

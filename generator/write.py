@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ptxgen.errors import printable
+
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
                           ".hypothesis"})
 MANIFEST = "MANIFEST.json"  # ptxgen.manifest.NAME (write comes before manifest)
@@ -102,7 +104,7 @@ def check_output(out_dir: Path, *, protect: Sequence[Path] = (),
 def _check_output(out_dir: Path, protect: Sequence[Path], cwd: Path | None) -> list[str]:
     """:func:`check_output`; the files in the folder (see :func:`_present`) when it
     may be replaced."""
-    shown = out_dir.as_posix()
+    shown = printable(out_dir.as_posix())
     if out_dir.is_symlink():
         raise OutputRefused(f"{shown} is a symbolic link; name the folder itself")
     if out_dir.exists() and not out_dir.is_dir():
@@ -135,6 +137,15 @@ def _check_output(out_dir: Path, protect: Sequence[Path], cwd: Path | None) -> l
         raise OutputRefused(f"{shown} holds files ptxgen did not write ({_some(files + other)}) "
                             f"and no ptxgen {MANIFEST}; ptxgen writes only into an empty or new "
                             "folder, or one it generated before")
+    links = [o for o in other if o in listed]
+    if links:
+        what = ("a symbolic link" if (target / links[0]).is_symlink()
+                else "not a regular file")
+        raise OutputRefused(f"{shown}: {printable(links[0])}, which its {MANIFEST} lists as "
+                            f"a file ptxgen wrote, is {what} now"
+                            f"{f' ({len(links) - 1} more such)' if len(links) > 1 else ''}; "
+                            "ptxgen neither follows nor replaces it: remove it (or the "
+                            "output folder) and generate again")
     foreign = [f for f in files if f != MANIFEST and f not in listed] + other
     if foreign:
         raise OutputRefused(f"{shown} holds files that its {MANIFEST} does not list "
@@ -144,7 +155,7 @@ def _check_output(out_dir: Path, protect: Sequence[Path], cwd: Path | None) -> l
 
 
 def _some(names: list[str]) -> str:
-    return names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "")
+    return printable(names[0]) + (f" and {len(names) - 1} more" if len(names) > 1 else "")
 
 
 _HELD = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))

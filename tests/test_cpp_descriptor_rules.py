@@ -18,7 +18,7 @@ from ptxgen.isa import DESCRIPTORS, DescriptorError, descriptor_class, ptx
 from ptxgen.model.instructions import TRUE
 
 INS = ptx.instruction_set().get("tcgen05_mma")
-NAMES = ("kind", "cta_group", "ws", "sp", "scale_vectorsize", "ashift")
+NAMES = ("cta_group", "kind", "ws", "sp", "scale_vectorsize", "ashift")  # the wrappers' order
 
 
 def words(kind: str) -> list[int]:
@@ -127,7 +127,7 @@ def test_cpp_checks_are_constexpr_on_the_device(tmp_path: Path) -> None:
 using namespace ptxgen::ptx;
 constexpr auto desc = ptxgen::InstrDescF16{}.with_dtype(ptxgen::InstrDescF16::Dtype::F32)
     .with_m(M_VALUE).with_n(64);
-static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::f16, CTA_GROUP, false, false,
+static_assert(tcgen05_mma_idesc_problem<CTA_GROUP, tcgen05_mma_kind::f16, false, false,
               tcgen05_mma_scale_vectorsize::none, true>(desc.encode()) == nullptr,
               "ashift with this M");
 __global__ void k(unsigned* out) { out[0] = desc.encode(); }

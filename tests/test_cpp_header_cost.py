@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+import toolkits
 from cpp import harness
 from cpp.harness import INCLUDE
 from gpu import forms as gpu_forms
@@ -116,7 +117,9 @@ def test_select_writes_the_selected_forms_only(selected: Path) -> None:
 
 def test_check_compares_with_the_same_selection(selected: Path) -> None:
     assert run_cli("check", "--out", str(selected), "--select", SELECT).code == 0
-    res = run_cli("check", "--out", str(selected))
+    # without --select: the selection its manifest records (issue 28)
+    assert run_cli("check", "--out", str(selected)).code == 0
+    res = run_cli("check", "--out", str(selected), "--select", "wgmma.*m64n8k16")
     assert res.code == 1
     assert "wgmma.forms.hpp: changed" in res.out
 
@@ -154,6 +157,39 @@ def test_a_form_outside_the_selection_is_a_static_assert(tmp_path: Path,
     assert "static assertion failed" in first, out
     assert "this form is not in the selection these headers were generated with" in first
     assert f"ptxgen generate --select {SELECT}" in first
+
+
+OTHER_FAMILY = """#include "ptxgen/ptx.hpp"
+namespace px = ptxgen::ptx;
+__global__ void k() {
+  __shared__ unsigned long long bar;
+  px::mbarrier_init<px::mbarrier_init_layout::none, px::mbarrier_init_space::shared_cta>(
+      &bar, 1u);
+}
+"""
+
+
+@pytest.mark.parametrize("release", toolkits.RELEASES)
+def test_a_wrapper_of_a_family_left_out_is_a_static_assert(
+        tmp_path: Path, selected: Path, release: str) -> None:
+    """Issue 28: a wrapper none of whose forms is selected (mbarrier_init, when the
+    selection is wgmma's) is the selection's static_assert on a target that has its forms,
+    not an unresolved extern claiming the target lacks them; the full headers compile."""
+    nvcc = toolkits.find("nvcc", release)
+    assert nvcc is not None, f"nvcc of CUDA {release}"
+    src = tmp_path / "k.cu"
+    src.write_text(OTHER_FAMILY)
+    proc = harness.run([nvcc, "-std=c++17", f"-I{selected / 'include'}", "-arch=sm_90a",
+                        "-c", str(src), "-o", str(tmp_path / "k.o")], ok=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Unresolved extern" not in out and "unsupported_target" not in out, out
+    first = out.split("error:", 2)[1]
+    assert "static assertion failed" in first, out
+    assert ("ptxgen: mbarrier_init: no form of it is in the selection these headers were "
+            f"generated with (ptxgen generate --select {SELECT})") in first
+    harness.run([nvcc, "-std=c++17", f"-I{INCLUDE}", "-arch=sm_90a", "-c", str(src), "-o",
+                 str(tmp_path / "k.o")])
 
 
 # A kernel with the call shapes a user writes: qualifiers as template arguments, a braced

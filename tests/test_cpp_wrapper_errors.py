@@ -112,7 +112,7 @@ USE = """#include "ptxgen/ptxgen.hpp"
 using namespace ptxgen::ptx;
 constexpr auto idesc = ptxgen::InstrDescF16{}.with_dtype(ptxgen::InstrDescF16::Dtype::F32)
     .with_m(128).with_n(256);
-static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::f16, 1>(idesc.encode()) == nullptr, "");
+static_assert(tcgen05_mma_idesc_problem<1, tcgen05_mma_kind::f16>(idesc.encode()) == nullptr, "");
 __global__ void k(unsigned long long a, unsigned long long b, float* out) {
   float d[64] = {};
   wgmma_mma_async<128, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::bf16,

@@ -201,7 +201,7 @@ KERNEL = r"""
 #include "ptxgen/ptx/descriptor_rules.hpp"
 using namespace ptxgen::ptx;
 __global__ void k(unsigned* out) {
-    static_assert(tcgen05_mma_idesc_problem<tcgen05_mma_kind::KIND, 1>(WORD) == nullptr,
+    static_assert(tcgen05_mma_idesc_problem<1, tcgen05_mma_kind::KIND>(WORD) == nullptr,
                   "idesc on this target");
     out[0] = WORD;
 }

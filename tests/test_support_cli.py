@@ -257,8 +257,10 @@ def test_toolkit_versions_and_targets_are_its_own() -> None:
     assert code == 0 and "at PTX ISA 9.0" in out  # the newest version 13.0 knows
     code, _, err = support(mma, "--target", "sm_80", "--ptx-isa", "9.5", "--toolkit", "13.0")
     assert code == 2 and "CUDA 13.0 knows PTX ISA versions up to 9.0" in err
-    code, _, err = support(mma, "--target", "sm_107a", "--toolkit", "13.0")
-    assert code == 2 and "unknown target 'sm_107a'" in err
+    code, out, err = support(mma, "--target", "sm_107a", "--toolkit", "13.0")
+    assert code == 1 and "CUDA 13.0 does not know sm_107a" in out, err  # issue 28
+    code, _, err = support(mma, "--target", "sm_107x", "--toolkit", "13.0")
+    assert code == 2 and "unknown target 'sm_107x'" in err
     code, _, err = support(mma, "--toolkit", "12.42")
     assert code == 2 and "--toolkit: unknown toolkit '12.42'" in err
     code, out, _ = support(mma, "--target", "sm_107a", "--toolkit", "13.5")

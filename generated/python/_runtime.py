@@ -22,7 +22,21 @@ class DescriptorError(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{owner}: {field}: {value!r} is not allowed; allowed: {allowed}")
+        self.shown = shown_value(value)
+        super().__init__(f"{owner}: {field}: {self.shown} is not allowed; allowed: {allowed}")
+
+
+def shown_value(value: object, limit: int = 40) -> str:
+    """``value`` for a message: its repr cut to about ``limit`` characters, or for an
+    integer Python refuses to print in decimal (over 4,300 digits) its hex ends and bit
+    count (``0x1000000000...0000 (20001 bits)``)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int of over 4,300 decimal digits
+        assert isinstance(value, int)
+        text = f"{value:#x}"
+        return f"{text[:12]}...{text[-4:]} ({abs(value).bit_length()} bits)"
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
 class UnavailableError(DescriptorError, TypeError):
@@ -31,7 +45,7 @@ class UnavailableError(DescriptorError, TypeError):
     version and the class that has it."""
 
 
-def _unavailable(owner: str, given: dict[str, int], where: dict[str, str]) -> None:
+def _unavailable(owner: str, given: dict[str, object], where: dict[str, str]) -> None:
     """Refuse fields of a newer layout given to the baseline class (``where``: field ->
     the targets, version and class that have it)."""
     for name, value in given.items():

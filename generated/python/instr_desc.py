@@ -11,7 +11,7 @@ kind.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from ptxgen.isa._runtime import (
     FieldSpec,
@@ -250,11 +250,11 @@ class InstrDescTf32:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int,
-        atype: Atype | int,
-        btype: Btype | int,
+        dtype: Dtype | int | Literal["f32"],
+        atype: Atype | int | Literal["tf32"],
+        btype: Btype | int | Literal["tf32"],
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -262,8 +262,11 @@ class InstrDescTf32:
         n: int,
         m: int,
         max_shift: int = 0,
-        **later: int,
+        k_dim: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_dim", k_dim),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_dim": (
@@ -338,11 +341,13 @@ class InstrDescTf32:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescTf32 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -601,11 +606,11 @@ class InstrDescF16:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int = Dtype.F16,
-        atype: Atype | int = Atype.F16,
-        btype: Btype | int = Btype.F16,
+        dtype: Dtype | int | Literal["f16", "f32"] = Dtype.F16,
+        atype: Atype | int | Literal["f16", "bf16"] = Atype.F16,
+        btype: Btype | int | Literal["f16", "bf16"] = Btype.F16,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -613,8 +618,11 @@ class InstrDescF16:
         n: int,
         m: int,
         max_shift: int = 0,
-        **later: int,
+        k_dim: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_dim", k_dim),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_dim": (
@@ -689,11 +697,13 @@ class InstrDescF16:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescF16 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -968,11 +978,11 @@ class InstrDescF8f6f4:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int = Dtype.F16,
-        atype: Atype | int = Atype.E4M3,
-        btype: Btype | int = Btype.E4M3,
+        dtype: Dtype | int | Literal["f16", "f32"] = Dtype.F16,
+        atype: Atype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Atype.E4M3,
+        btype: Btype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Btype.E4M3,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -980,8 +990,11 @@ class InstrDescF8f6f4:
         n: int,
         m: int,
         max_shift: int = 0,
-        **later: int,
+        k_dim: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_dim", k_dim),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_dim": (
@@ -1056,11 +1069,13 @@ class InstrDescF8f6f4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescF8f6f4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -1317,11 +1332,11 @@ class InstrDescI8:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int,
-        atype: Atype | int = Atype.U8,
-        btype: Btype | int = Btype.U8,
+        dtype: Dtype | int | Literal["s32"],
+        atype: Atype | int | Literal["u8", "s8"] = Atype.U8,
+        btype: Btype | int | Literal["u8", "s8"] = Btype.U8,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -1398,10 +1413,12 @@ class InstrDescI8:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescI8 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -1658,20 +1675,25 @@ class InstrDescMxf8f6f4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         scale_b_id: int = 0,
-        atype: Atype | int = Atype.E4M3,
-        btype: Btype | int = Btype.E4M3,
+        atype: Atype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Atype.E4M3,
+        btype: Btype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Btype.E4M3,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int,
+        scale_type: ScaleType | int | Literal["ue8m0"],
         m: int,
         scale_a_id: int = 0,
-        **later: int,
+        scale_a_layout: None = None,
+        k_dim: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("scale_a_layout", scale_a_layout),
+            ("k_dim", k_dim),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "scale_a_layout": (
@@ -1746,11 +1768,13 @@ class InstrDescMxf8f6f4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescMxf8f6f4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -1994,21 +2018,28 @@ class InstrDescMxf4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         scale_b_id: int = 0,
-        atype: Atype | int,
-        btype: Btype | int,
+        atype: Atype | int | Literal["e2m1"],
+        btype: Btype | int | Literal["e2m1"],
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int,
+        scale_type: ScaleType | int | Literal["ue8m0"],
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
-        **later: int,
+        k_dim_hi: None = None,
+        sparsity_version: None = None,
+        scale_a_layout: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_dim_hi", k_dim_hi),
+            ("sparsity_version", sparsity_version),
+            ("scale_a_layout", scale_a_layout),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_dim_hi": (
@@ -2089,11 +2120,13 @@ class InstrDescMxf4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescMxf4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -2342,21 +2375,28 @@ class InstrDescMxf4nvf4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         scale_b_id: int = 0,
-        atype: Atype | int,
-        btype: Btype | int,
+        atype: Atype | int | Literal["e2m1"],
+        btype: Btype | int | Literal["e2m1"],
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int = ScaleType.UE4M3,
+        scale_type: ScaleType | int | Literal["ue4m3", "ue8m0"] = ScaleType.UE4M3,
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
-        **later: int,
+        k_dim_hi: None = None,
+        sparsity_version: None = None,
+        scale_a_layout: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_dim_hi", k_dim_hi),
+            ("sparsity_version", sparsity_version),
+            ("scale_a_layout", scale_a_layout),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_dim_hi": (
@@ -2437,11 +2477,13 @@ class InstrDescMxf4nvf4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescMxf4nvf4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -2708,11 +2750,11 @@ class InstrDescSm107Tf32:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int,
-        atype: Atype | int,
-        btype: Btype | int,
+        dtype: Dtype | int | Literal["f32"],
+        atype: Atype | int | Literal["tf32"],
+        btype: Btype | int | Literal["tf32"],
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -2793,10 +2835,12 @@ class InstrDescSm107Tf32:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107Tf32 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -3070,11 +3114,11 @@ class InstrDescSm107F16:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int = Dtype.F16,
-        atype: Atype | int = Atype.F16,
-        btype: Btype | int = Btype.F16,
+        dtype: Dtype | int | Literal["f16", "f32"] = Dtype.F16,
+        atype: Atype | int | Literal["f16", "bf16"] = Atype.F16,
+        btype: Btype | int | Literal["f16", "bf16"] = Btype.F16,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -3155,10 +3199,12 @@ class InstrDescSm107F16:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107F16 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -3449,11 +3495,11 @@ class InstrDescSm107F8f6f4:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int = Dtype.F16,
-        atype: Atype | int = Atype.E4M3,
-        btype: Btype | int = Btype.E4M3,
+        dtype: Dtype | int | Literal["f16", "f32"] = Dtype.F16,
+        atype: Atype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Atype.E4M3,
+        btype: Btype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Btype.E4M3,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -3534,10 +3580,12 @@ class InstrDescSm107F8f6f4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107F8f6f4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -3789,11 +3837,11 @@ class InstrDescSm107Ti16:
         self,
         *,
         sparsity_selector: int = 0,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         saturate: int = 0,
-        dtype: Dtype | int,
-        atype: Atype | int,
-        btype: Btype | int,
+        dtype: Dtype | int | Literal["s32"],
+        atype: Atype | int | Literal["s1z4m11"],
+        btype: Btype | int | Literal["s1z4m11"],
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
@@ -3873,10 +3921,12 @@ class InstrDescSm107Ti16:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107Ti16 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -4166,17 +4216,17 @@ class InstrDescSm107Mxf8f6f4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         scale_b_id: int = 0,
-        atype: Atype | int = Atype.E4M3,
-        btype: Btype | int = Btype.E4M3,
+        atype: Atype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Atype.E4M3,
+        btype: Btype | int | Literal["e4m3", "e5m2", "e2m3", "e3m2", "e2m1"] = Btype.E4M3,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int,
-        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        scale_type: ScaleType | int | Literal["ue8m0"],
+        scale_a_layout: ScaleALayout | int | Literal["lanes32", "lanes128"] = ScaleALayout.LANES32,
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
@@ -4251,10 +4301,12 @@ class InstrDescSm107Mxf8f6f4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107Mxf8f6f4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -4543,19 +4595,19 @@ class InstrDescSm107Mxf4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         k_dim_hi: int = 0,
         scale_b_id: int = 0,
-        atype: Atype | int,
-        btype: Btype | int,
+        atype: Atype | int | Literal["e2m1"],
+        btype: Btype | int | Literal["e2m1"],
         sparsity_version: int = 0,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int,
-        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        scale_type: ScaleType | int | Literal["ue8m0"],
+        scale_a_layout: ScaleALayout | int | Literal["lanes32", "lanes128"] = ScaleALayout.LANES32,
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
@@ -4636,10 +4688,12 @@ class InstrDescSm107Mxf4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107Mxf4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""
@@ -4938,19 +4992,19 @@ class InstrDescSm107Mxf4nvf4:
     def __init__(
         self,
         *,
-        sparsity: Sparsity | int = Sparsity.DENSE,
+        sparsity: Sparsity | int | Literal["dense", "sparse"] = Sparsity.DENSE,
         k_dim_hi: int = 0,
         scale_b_id: int = 0,
-        atype: Atype | int,
-        btype: Btype | int,
+        atype: Atype | int | Literal["e2m1"],
+        btype: Btype | int | Literal["e2m1"],
         sparsity_version: int = 0,
         negate_a: int = 0,
         negate_b: int = 0,
         transpose_a: int = 0,
         transpose_b: int = 0,
         n: int,
-        scale_type: ScaleType | int = ScaleType.UE4M3,
-        scale_a_layout: ScaleALayout | int = ScaleALayout.LANES32,
+        scale_type: ScaleType | int | Literal["ue4m3", "ue8m0", "ue5m3"] = ScaleType.UE4M3,
+        scale_a_layout: ScaleALayout | int | Literal["lanes32", "lanes128"] = ScaleALayout.LANES32,
         m: int,
         scale_a_id: int = 0,
         k_dim: int = 0,
@@ -5031,10 +5085,12 @@ class InstrDescSm107Mxf4nvf4:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: InstrDescSm107Mxf4nvf4 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""

@@ -10,7 +10,7 @@ location. A 64-bit value held in a register.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from ptxgen.isa._runtime import (
     DescriptorError,
@@ -153,9 +153,14 @@ class SmemDesc:
         stride_byte_offset: int = 0,
         base_offset: int = 0,
         lbo_mode: int = 0,
-        swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
-        **later: int,
+        swizzle: Swizzle | int | Literal[
+            "none", "128b_base32b", "128b", "64b", "32b",
+        ] = Swizzle.SWIZZLE_NONE,
+        k_segment: None = None,
     ) -> None:
+        later: dict[str, object] = {name: value for name, value in (
+            ("k_segment", k_segment),
+        ) if value is not None}
         if later:
             _unavailable(self.DESCRIPTOR + (f" --kind {self.KIND}" if self.KIND else ""), later, {
                 "k_segment": (
@@ -211,11 +216,13 @@ class SmemDesc:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
-            type(self)(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
+            cls(**{n: changes[n] for n in sorted(unknown)})  # raises naming the layout
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: SmemDesc = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 64-bit descriptor word."""
@@ -397,8 +404,10 @@ class SmemDescSm107:
         stride_byte_offset: int = 0,
         base_offset: int = 0,
         lbo_mode: int = 0,
-        k_segment: KSegment | int = KSegment.FIRST,
-        swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
+        k_segment: KSegment | int | Literal["first", "second"] = KSegment.FIRST,
+        swizzle: Swizzle | int | Literal[
+            "none", "128b_base32b", "128b", "64b", "32b",
+        ] = Swizzle.SWIZZLE_NONE,
     ) -> None:
         _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
@@ -451,10 +460,12 @@ class SmemDescSm107:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: SmemDescSm107 = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 64-bit descriptor word."""

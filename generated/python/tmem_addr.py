@@ -10,7 +10,7 @@ and the value tcgen05.alloc writes to shared memory: a lane (row) index and a co
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ptxgen.isa._runtime import (
     FieldSpec,
@@ -117,10 +117,12 @@ class TmemAddr:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: TmemAddr = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 32-bit descriptor word."""

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from ptxgen.isa._runtime import (
     FieldSpec,
@@ -36,10 +36,10 @@ class WgmmaDesc:
         start_address (bits 0-13): `encode(start_address)`. Allowed: a shared-memory address
             that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to
             0x3fff0).
-        leading_byte_offset (bits 16-29): `encode(leading_dim_byte_offset)`. Allowed: a byte
+        leading_byte_offset (bits 16-29): `encode(leading_byte_offset)`. Allowed: a byte
             value that is a multiple of 16 from 0 to 0x3fff0.
-        stride_byte_offset (bits 32-45): `encode(stride_dim_byte_offset)`. Allowed: a byte
-            value that is a multiple of 16 from 0 to 0x3fff0.
+        stride_byte_offset (bits 32-45): `encode(stride_byte_offset)`. Allowed: a byte value
+            that is a multiple of 16 from 0 to 0x3fff0.
         base_offset (bits 49-51): Base offset (for swizzle alignment). Allowed: 0 to 7.
         swizzle (bits 62-63): Swizzle mode:. Allowed: one of none (0), 128b (1), 64b (2), 32b
             (3).
@@ -108,12 +108,12 @@ class WgmmaDesc:
     of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0)."""
 
     leading_byte_offset: int
-    """Bits 16-29: `encode(leading_dim_byte_offset)`. Allowed: a byte value that is a multiple
-    of 16 from 0 to 0x3fff0."""
+    """Bits 16-29: `encode(leading_byte_offset)`. Allowed: a byte value that is a multiple of 16
+    from 0 to 0x3fff0."""
 
     stride_byte_offset: int
-    """Bits 32-45: `encode(stride_dim_byte_offset)`. Allowed: a byte value that is a multiple of
-    16 from 0 to 0x3fff0."""
+    """Bits 32-45: `encode(stride_byte_offset)`. Allowed: a byte value that is a multiple of 16
+    from 0 to 0x3fff0."""
 
     base_offset: int
     """Bits 49-51: Base offset (for swizzle alignment). Allowed: 0 to 7."""
@@ -128,7 +128,7 @@ class WgmmaDesc:
         leading_byte_offset: int = 0,
         stride_byte_offset: int = 0,
         base_offset: int = 0,
-        swizzle: Swizzle | int = Swizzle.SWIZZLE_NONE,
+        swizzle: Swizzle | int | Literal["none", "128b", "64b", "32b"] = Swizzle.SWIZZLE_NONE,
     ) -> None:
         _multiple(self, 0, start_address, 16, 4294967280)
         _set(self, "start_address", start_address)
@@ -176,10 +176,12 @@ class WgmmaDesc:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: WgmmaDesc = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 64-bit descriptor word."""

@@ -10,7 +10,7 @@ the entire column.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ptxgen.isa._runtime import (
     DescriptorError,
@@ -275,10 +275,12 @@ class ZeroColumnMaskDesc:
         """A copy with some fields changed (validated like the constructor)."""
         values: dict[str, int] = {f.name: int(getattr(self, f.name)) for f in self.FIELDS}
         unknown = set(changes) - set(values)
+        cls: Any = type(self)
         if unknown:
             raise TypeError(f"unknown field(s): {', '.join(sorted(unknown))}")
         values.update(changes)
-        return type(self)(**values)
+        result: ZeroColumnMaskDesc = cls(**values)
+        return result
 
     def encode(self) -> int:
         """The 64-bit descriptor word."""

@@ -27,6 +27,7 @@ from functools import cache
 from operator import itemgetter
 from typing import Any
 
+from ptxgen.errors import printable
 from ptxgen.model.targets import Targets, build_targets, memoized
 from ptxgen.spec_util import FALSE as FALSE
 from ptxgen.spec_util import NONE as NONE
@@ -1262,12 +1263,19 @@ class Lookup:
         return f"Lookup({self.opcode!r}, invalid, problems={list(self.problems)!r})"
 
 
+# far above the longest form's opcode (167 characters); what is longer is refused as is
+MAX_OPCODE_CHARS = 1000
+
+
 def lookup(iset: InstructionSet, opcode: str) -> Lookup:
     """The valid forms written ``opcode`` (one per operand variant), or why there are none.
 
     Reads the qualifiers back from the text and checks every operand variant
     against the rules directly, so it does not enumerate the instruction.
     """
+    if len(opcode) > MAX_OPCODE_CHARS:  # refused before any work
+        return Lookup(opcode, None, (), (f"{len(opcode):,} characters long; no instruction "
+                                         f"form is longer than {MAX_OPCODE_CHARS:,}",))
     cands = iset.for_opcode(opcode)
     if not cands:
         names = sorted(i.name for i in iset.instructions)
@@ -1296,16 +1304,42 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
 def _closest_instruction(iset: InstructionSet, opcode: str) -> str:
     """``" (did you mean 'OPCODE'?)"`` with the closest instruction name in place of the
     start of ``opcode`` (any case, small typos), or ``""``."""
+    segments = opcode.split(".")
+    completed = _completed_name(iset, segments)
+    if completed:
+        return f" (did you mean {printable(completed)!r}?)"
     import difflib  # only on the error path
 
     best, fixed = 0.0, ""
-    segments = opcode.split(".")
     for ins in iset.instructions:
         head = ".".join(segments[:ins.name.count(".") + 1])
         ratio = difflib.SequenceMatcher(None, head.lower(), ins.name).ratio()
         if ratio > best:
             best, fixed = ratio, ins.name + opcode[len(head):]
-    return f" (did you mean {fixed!r}?)" if best >= 0.75 and fixed != opcode else ""
+    return f" (did you mean {printable(fixed)!r}?)" if best >= 0.75 and fixed != opcode else ""
+
+
+def _completed_name(iset: InstructionSet, segments: list[str]) -> str | None:
+    """``opcode`` with the segments of an instruction's name it leaves out put back
+    (``wgmma.mma_async.m64n8k16...`` -> ``wgmma.mma_async.sync.aligned.m64n8k16...``):
+    of the instructions whose name holds the opcode's leading segments in order, the one
+    that needs the fewest added and reads the completed text as a form; or None."""
+    best: tuple[int, str] | None = None
+    for ins in iset.instructions:
+        name = ins.name.split(".")
+        if name[0] != segments[0]:
+            continue
+        used = 1
+        for part in name[1:]:
+            if used < len(segments) and segments[used] == part:
+                used += 1
+        missing = len(name) - used
+        if missing == 0:
+            continue
+        fixed = ".".join([*name, *segments[used:]])
+        if (best is None or missing < best[0]) and ins.parse_opcode(fixed)[0]:
+            best = (missing, fixed)
+    return best[1] if best else None
 
 
 def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, int],
@@ -1362,8 +1396,9 @@ def explain(ins: Instruction, opcode: str) -> list[str]:
         token = "." + rest[1:].split(".")[0] if rest.startswith(".") else rest
         from ptxgen.names import did_you_mean
 
-        return [f"{ins.name}: cannot read {rest!r} after {opcode[:pos]!r}"
-                f"{did_you_mean(token, exp)}; expected one of: {shown}"]
+        return [f"{ins.name}: cannot read {printable(rest, 60)!r} after "
+                f"{printable(opcode[:pos], 60)!r}{did_you_mean(token, exp)}; "
+                f"expected one of: {shown}"]
     out: list[str] = []
     for qual in parses:
         # Report the operand variant that comes closest (fewest problems, fewest

@@ -12,12 +12,13 @@ every instruction that passed these checks (:class:`InstructionChecks`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptxgen.errors import Diagnostic
+from ptxgen.errors import Diagnostic, printable
 from ptxgen.load import Document, Path_, load_file
 from ptxgen.spec_util import (
     FALSE,
@@ -392,6 +393,11 @@ class _InstrChecker(_Checker):
         self.ident(p + ("name",), name, "qualifier name", "operand")
         self.provenance(p + ("provenance",), q["provenance"])
         flag = bool(q.get("flag"))
+        bad = _PTX_TEXT.sub("", q["text"].replace("{}", ""))
+        if bad:
+            self.err(p + ("text",), f"{printable(bad[0])!r} cannot be part of a PTX opcode "
+                     "(ptxas and the generated C++ strings take letters, digits, '_', '.' "
+                     "and ':'; {} for the value)")
         if flag == ("{}" in q["text"]):
             self.err(p + ("text",), "a flag's text has no {}; a valued qualifier's text has one")
         if flag and ("values" in q or "optional" in q):
@@ -412,11 +418,22 @@ class _InstrChecker(_Checker):
         else:
             vals = tuple(raw)
         normed = [norm(v) for v in vals]
+        for k, v in enumerate(normed):
+            if _PTX_TEXT.sub("", v):
+                self.err(p + ("values",) + ((k,) if isinstance(raw, list) else ()),
+                         f"value {printable(v, 40)!r}: "
+                         f"{printable(_PTX_TEXT.sub('', v)[0])!r} cannot be part of a PTX "
+                         "opcode (letters, digits, '_', '.' and ':' only)")
         if len(set(normed)) != len(normed):
             self.err(p + ("values",), "duplicate values")
         if NONE in normed:
             self.err(p + ("values",), f"{NONE!r} is reserved for a left-out qualifier")
         domains[name] = ((NONE,) if q.get("optional") else ()) + tuple(normed)
+
+
+# what a qualifier's text and values may hold: PTX opcode characters only (quotes, ';',
+# spaces, '\' and the like would end the opcode or the C++ string it is written in)
+_PTX_TEXT = re.compile(r"[A-Za-z0-9_.:]+")
 
 
 def _counted(raw: Mapping[str, Any], operand: str) -> bool:

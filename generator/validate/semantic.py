@@ -11,7 +11,13 @@ from typing import Any
 
 from ptxgen.errors import Diagnostic
 from ptxgen.load import Document, Path_
-from ptxgen.names import camel, identifier_problem, member_identifiers, reserved_problem
+from ptxgen.names import (
+    camel,
+    identifier_problem,
+    length_problem,
+    member_identifiers,
+    reserved_problem,
+)
 from ptxgen.spec_util import entry_kind, parse_bits, value_sets_for_kind
 
 
@@ -28,7 +34,7 @@ class _Checker:
               **context: bool) -> None:
         """``name`` must be an identifier in every target language and, with ``role``,
         not a name the generated code uses itself (:data:`ptxgen.names.RESERVED`)."""
-        problem = identifier_problem(name)
+        problem = identifier_problem(name) or length_problem(name)
         if problem is None and role is not None:
             problem = reserved_problem(role, name, **context)
         if problem:

@@ -6,7 +6,7 @@
  *
  * 64-bit descriptor of a matrix in shared memory read by wgmma.mma_async (sm_90a).
  *
- * Generated from spec/descriptors/wgmma_desc.yaml; spec notes: wg-shared-address,
+ * Generated from spec/descriptors/wgmma_desc.yaml; spec notes: wg-field-names, wg-shared-address,
  * wg-unlisted-bits, wg-swizzle-codes.
  */
 #pragma once
@@ -112,8 +112,8 @@ struct WgmmaDesc_t {
   };
 
   uint32_t start_address = 0u; /**< start_address (bits 0-13): `encode(start_address)`. Allowed: a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits 4 to 17, up to 0x3fff0). */
-  uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-29): `encode(leading_dim_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
-  uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): `encode(stride_dim_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
+  uint32_t leading_byte_offset = 0u; /**< leading_byte_offset (bits 16-29): `encode(leading_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
+  uint32_t stride_byte_offset = 0u; /**< stride_byte_offset (bits 32-45): `encode(stride_byte_offset)`. Allowed: a byte value that is a multiple of 16 from 0 to 0x3fff0. */
   uint32_t base_offset = 0u; /**< base_offset (bits 49-51): Base offset (for swizzle alignment). Allowed: 0 to 7. */
   Swizzle swizzle = Swizzle::SWIZZLE_NONE; /**< swizzle (bits 62-63): Swizzle mode:. Allowed: one of none (0), 128b (1), 64b (2), 32b (3). */
 

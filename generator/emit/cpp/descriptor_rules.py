@@ -103,8 +103,9 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
     rules = [r for r in ins.descriptor_rules if r.operand == operand]
     named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
     quals = [q for q in ins.qualifiers if q.name in named]
-    # the kind first, then the qualifiers without a default (cta_group), then the others
-    quals.sort(key=lambda q: (q.name != kind_of, q.flag or q.optional))
+    # in the wrappers' order (issue 28): the qualifiers without a default in the opcode's
+    # order (cta_group, kind), then the others; the kind has no default
+    quals.sort(key=lambda q: (q.flag or q.optional) and q.name != kind_of)
     names = {q.name: tparam(q.name) for q in quals}
     params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
     # A checker with target-dependent rules, or of a descriptor whose layout depends on

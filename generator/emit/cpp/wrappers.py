@@ -1400,7 +1400,7 @@ class _Wrapper:
             lines.append(f"Fixed by this wrapper: {fixed}.")
         if self.free:
             lines.append("Template parameters:")
-            for q in self.free:
+            for q in sorted(self.free, key=lambda q: q.optional):  # as declared
                 vals = "true / false" if q.flag else ", ".join(q.domain)
                 lines.append(f"  {tparam(q.name)}: {q.name} ({vals}). {q.description}".rstrip())
         lines.append("Operands:")
@@ -1546,7 +1546,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
     checkers: list[dict[str, str]] = []
     traits: dict[str, dict[str, Any]] = {}
     externs: dict[str, None] = {}
-    family = 0  # the targets with a form of the file
+    family = 0  # the targets with a form of the file (in the selection)
+    whole = 0  # the targets with a form of the file, selected or not
     distinct: dict[tuple[str, ...], str] = {}  # the functions' kinds of parameters so far
     structs: set[str] = set()  # the result structs so far
     for ins in instrs:
@@ -1573,6 +1574,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             externs[any_error] = None
             for sup in selected.values():
                 family |= _mask_bits(iset.targets, sup.targets)
+            for sup in supports.values():
+                whole |= _mask_bits(iset.targets, sup.targets)
             own = 0  # the targets with a form of this wrapper (selected or not)
             for sup in supports.values():
                 own |= _mask_bits(iset.targets, sup.targets)
@@ -1618,6 +1621,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
     check_structs = _shared_checks(functions)
     host_functions = _host_declarations(ins, functions)
     _wrapper_guards(functions, family, host_functions)
+    if select is not None and whole != family:
+        _selection_refusals(host_functions, select)
     return {"statement_groups": _statement_groups(stem, functions, family),
             "host_helpers": [h for h in helpers if h["name"] in host_helpers],
             "device_helpers": [h for h in helpers if h["name"] not in host_helpers],
@@ -1739,7 +1744,13 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
         d = out.setdefault(key, {"name": f["name"], "ret": f["ret"], "template": tps,
                                  "params": ", ".join(["detail::host_arg"] * key[1]),
                                  "refusal": f["any_form_error"],
+                                 "own": f"0x{f['wrapper_mask']:x}ull",
+                                 "pack": "PtxgenRest" if "PtxgenRest" in tps else "PtxgenQ",
+                                 "select_msg": None,
                                  "body": "" if f["ret"] == "void" else f"return {f['ret']}{{}}; "})
+        sig = _signature(f)
+        if sig not in d.setdefault("signatures", []):
+            d["signatures"].append(sig)
         if d["ret"] != f["ret"]:
             raise ValueError(f"{ins.spec_file}: wrapper {f['name']} with {key[1]} operands "
                              f"returns {d['ret']} in one overload and {f['ret']} in another")
@@ -1749,10 +1760,36 @@ def _host_declarations(ins: Instruction, functions: list[dict[str, Any]]) -> lis
     for (name, count), d in out.items():
         same = (name, d["ret"], d["template"], d["refusal"])
         low, high, first = merged.get(same, (count, count, d))
+        if first is not d:
+            first["signatures"] += [s for s in d["signatures"] if s not in first["signatures"]]
         merged[same] = (min(low, count), max(high, count), first)
     return [{**d, "params": ", ".join(["detail::host_arg"] * low
                                       + ["detail::host_arg = {}"] * (high - low))}
             for low, high, d in merged.values()]
+
+
+_PTXGEN_PREFIX = re.compile(r"\bPtxgen(?=[A-Z])")
+
+
+def _signature(f: dict[str, Any]) -> str:
+    """A wrapper overload as a user calls it, every template parameter and operand named
+    (``template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, ...> void
+    tcgen05_mma(std::uint32_t d_tmem, ...)``): the comment above its declaration in the
+    public header, whose declaration takes anything (``template <auto...>``)."""
+    params = ", ".join(p.removeprefix("[[maybe_unused]] ") for p in f["params"])
+    text = f"template <{f['template']}> {f['ret']} {f['name']}({params})"
+    return escape.cpp_comment_text(_PTXGEN_PREFIX.sub("", text))
+
+
+def _selection_refusals(host_functions: list[dict[str, Any]], select: str) -> None:
+    """Headers of a ``--select``: a device pass whose target has forms of a wrapper, none
+    of them selected, sees the wrapper's declaration with a ``static_assert`` that says
+    so (not the refusal that names the targets of its forms, which include this one)."""
+    for d in host_functions:
+        d["select_msg"] = escape.cpp_message(
+            f"ptxgen: {d['name']}: no form of it is in the selection these headers were "
+            f"generated with (ptxgen generate --select {select}); generate them again "
+            "with a pattern that selects it")
 
 
 def _opcode_halves(parts: list[tuple[str, ...]]) -> dict[str, Any]:

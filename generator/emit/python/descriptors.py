@@ -90,7 +90,7 @@ def field_view(f: Field, index: int) -> dict[str, Any]:
     return {
         "name": escape.ident(f.name),
         "annotation": enum or "int",
-        "param": f"{enum} | int" if enum else "int",
+        "param": _param(f.name, enum, list(f.names), default_src),
         "default": default_src,
         "lsb": f.lsb,
         "width": f.width,
@@ -103,6 +103,30 @@ def field_view(f: Field, index: int) -> dict[str, Any]:
         "cli_type": f.type,
         "names": ", ".join(f"{escape.py_str(n)}: {v}" for n, v in f.names.items()),
     }
+
+
+def _param(name: str, enum: str | None, names: list[str], default: str | None) -> str:
+    """A constructor parameter's type: an enum field takes its member, its code or its
+    name as ``ptxgen encode`` spells it (``Literal["f16", "f32"]``, so that mypy refuses a
+    misspelt name), wrapped to the line length."""
+    if not enum:
+        return "int"
+    literal = ", ".join(escape.py_str(n) for n in names)
+    one_line = f"{enum} | int | Literal[{literal}]"
+    tail = f" = {default}," if default is not None else ","
+    if 8 + len(name) + 2 + len(one_line) + len(tail) <= 100 or not names:
+        return one_line
+    lines, line = [], ""
+    for n in names:
+        item = escape.py_str(n) + ","
+        if line and 12 + len(line) + 1 + len(item) > 100:
+            lines.append(line)
+            line = item
+        else:
+            line = f"{line} {item}" if line else item
+    lines.append(line)
+    body = "".join(f"\n            {x}" for x in lines)
+    return f"{enum} | int | Literal[{body}\n        ]"
 
 
 def enum_view(f: Field) -> dict[str, Any]:
@@ -186,7 +210,7 @@ def layout_view(lay: Layout, d: Descriptor | None = None) -> dict[str, Any]:
         "since": escape.py_str(lay.since) if lay.since else "None",
         "targets": ("(" + "".join(escape.py_str(t) + ", " for t in lay.targets) + ")"
                     if lay.targets else "None"),
-        "later": [(escape.py_str(n), wrapped_str(w, 12))
+        "later": [(escape.py_str(n), wrapped_str(w, 12), escape.ident(n))
                   for n, w in later_fields(d, lay).items()] if d else [],
     }
 
@@ -283,6 +307,7 @@ def module_view(d: Descriptor) -> dict[str, Any]:
         "all": sorted(names, key=natural_key),
         "helpers": _helpers(classes),
         "uses_enum": any(c["enums"] for c in classes),
+        "uses_literal": any("Literal[" in f["param"] for c in classes for f in c["fields"]),
         "notice": [escape.py_comment(line) for line in
                    generated_notice([d.spec_file], "python/descriptor.py.j2")],
         "doc": escape.py_docstring(f"{d.title}: generated encoders and decoders.\n\n"

@@ -103,12 +103,16 @@ PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctai
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_clusterlaunchcontrol_query_cancel_get_first_ctaid_v4_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 #else
+/* template <clusterlaunchcontrol_try_cancel_space Space = clusterlaunchcontrol_try_cancel_space::none, bool Multicast = false> void clusterlaunchcontrol_try_cancel(detail::reg_t<detail::clusterlaunchcontrol_try_cancel_type_addr(Space, clusterlaunchcontrol_try_cancel_completion::mbarrier_complete_tx_bytes, Multicast, clusterlaunchcontrol_try_cancel_size::b128)> addr, detail::reg_t<detail::clusterlaunchcontrol_try_cancel_type_mbar(Space, clusterlaunchcontrol_try_cancel_completion::mbarrier_complete_tx_bytes, Multicast, clusterlaunchcontrol_try_cancel_size::b128)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_try_cancel(detail::host_arg, detail::host_arg) { }
+/* template <> bool clusterlaunchcontrol_query_cancel_is_canceled(::ptxgen::ptx::uint128_t response) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool clusterlaunchcontrol_query_cancel_is_canceled(detail::host_arg) { return bool{}; }
+/* template <clusterlaunchcontrol_query_cancel_query Query> std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(::ptxgen::ptx::uint128_t response) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t clusterlaunchcontrol_query_cancel_get_first_ctaid(detail::host_arg) { return std::uint32_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(Elem0 (&ctaids)[Length0], ::ptxgen::ptx::uint128_t response) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void clusterlaunchcontrol_query_cancel_get_first_ctaid_v4(detail::host_arg, detail::host_arg) { }
 #endif

@@ -98,18 +98,28 @@ PTXGEN_PTX_DEVICE void cp_async_wait_all() { detail::ptxgen_unsupported_target_c
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(detail::host_arg) { detail::ptxgen_unsupported_target_cp_async_mbarrier_arrive_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); }
 #else
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size) */
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async_src_size(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size, std::uint32_t src_size) */
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async_src_size(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size, std::uint32_t src_size, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_src_size(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async_ignore_src(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size, bool ignore_src) */
+/* template <cp_async_cache Cache, cp_async_space Space, bool CacheHint = false, cp_async_prefetch Prefetch = cp_async_prefetch::none, long long CpSize> void cp_async_ignore_src(::ptxgen::ptx::shared_address dst_mem, const void* src_mem, imm_t<CpSize> cp_size, bool ignore_src, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_ignore_src(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <> void cp_async_commit_group() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_commit_group() { }
+/* template <long long N> void cp_async_wait_group(imm_t<N> n) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_wait_group(detail::host_arg) { }
+/* template <> void cp_async_wait_all() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_wait_all() { }
+/* template <bool Noinc = false, cp_async_mbarrier_arrive_space Space = cp_async_mbarrier_arrive_space::none> void cp_async_mbarrier_arrive(detail::reg_t<detail::cp_async_mbarrier_arrive_type_addr(Noinc, Space, cp_async_mbarrier_arrive_type::b64)> addr) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void cp_async_mbarrier_arrive(detail::host_arg) { }
 #endif

@@ -957,10 +957,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, P
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
  * Template parameters:
- *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
- *   PtxgenNoftz: noftz (true / false).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenNoftz: noftz (true / false).
  * Operands:
  *   dst_mem:
  *   src_mem:
@@ -1023,10 +1023,10 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, P
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group.
  * Template parameters:
- *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
- *   PtxgenNoftz: noftz (true / false).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenNoftz: noftz (true / false).
  * Operands:
  *   dst_mem:
  *   src_mem:

@@ -187,7 +187,7 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
  * A kind without a layout on the target, or a word only another layout
  * takes, is refused with a message that names where it is valid.
  */
-template <tcgen05_mma_kind PtxgenKind, int PtxgenCtaGroup, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) noexcept {
     if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescSm107F16::decode_checked(word);

@@ -58,8 +58,8 @@ PTXGEN_PTX_DEVICE void fence_forms0();
  *
  * Fixed by this wrapper: restrict = none.
  * Template parameters:
- *   PtxgenSem: sem (none, sc, acq_rel, acquire, release). semantics (default .acq_rel)
  *   PtxgenScope: scope (cta, cluster, gpu, sys).
+ *   PtxgenSem: sem (none, sc, acq_rel, acquire, release). semantics (default .acq_rel)
  * Operands:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */

@@ -209,22 +209,32 @@ PTXGEN_PTX_DEVICE void membar() { detail::ptxgen_unsupported_target_membar_is_on
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar_proxy() { detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5(); }
 #else
+/* template <fence_thread_scope Scope, fence_thread_sem Sem = fence_thread_sem::none> void fence() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence() { }
+/* template <fence_thread_sem Sem = fence_thread_sem::none, fence_thread_restrict Restrict = fence_thread_restrict::none> void fence_sync_restrict() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_sync_restrict() { }
+/* template <> void fence_mbarrier_init() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_mbarrier_init() { }
+/* template <> void fence_alias() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_alias() { }
+/* template <fence_proxy_proxykind Proxykind, fence_proxy_sem Sem = fence_proxy_sem::none, fence_proxy_scope Scope = fence_proxy_scope::none> void fence_proxy() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy() { }
+/* template <fence_proxy_tensormap_sem Sem, fence_proxy_tensormap_scope Scope> void fence_proxy_tensormap_generic() */
+/* template <fence_proxy_tensormap_sem Sem, fence_proxy_tensormap_scope Scope, long long Size> void fence_proxy_tensormap_generic(const void* addr, imm_t<Size> size) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy_tensormap_generic(detail::host_arg = {}, detail::host_arg = {}) { }
+/* template <fence_proxy_async_generic_sem Sem, fence_proxy_async_generic_restrict Restrict, fence_proxy_async_generic_scope Scope> void fence_proxy_async_generic() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { }
+/* template <membar_level_level Level> void membar() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar() { }
+/* template <> void membar_proxy() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar_proxy() { }
 #endif

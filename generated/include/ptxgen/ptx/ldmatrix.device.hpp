@@ -101,9 +101,9 @@ PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p);
  * Template parameters:
  *   PtxgenShape: shape (m8n8, m16n16, m8n16).
  *   PtxgenNum: num (x1, x2, x4). number of matrices
+ *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
  *   PtxgenTrans: trans (true / false).
  *   PtxgenSs: ss (none, shared, shared::cta). state space of the address (generic when left out)
- *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
  * Operands:
  *   d: destination fragment registers
  *   p: address of this thread's row: a generic 64-bit address without a state space, a 32-bit shared memory address with .shared{::cta}
@@ -177,9 +177,9 @@ PTXGEN_PTX_DEVICE void stmatrix_forms0(PtxgenA0 p, const PtxgenA1& r);
  * Template parameters:
  *   PtxgenShape: shape (m8n8, m16n8).
  *   PtxgenNum: num (x1, x2, x4).
+ *   PtxgenType: type (b16, b8).
  *   PtxgenTrans: trans (true / false).
  *   PtxgenSs: ss (none, shared, shared::cta).
- *   PtxgenType: type (b16, b8).
  * Operands:
  *   p: address of this thread's row (generic 64-bit, or 32-bit shared with .shared{::cta})
  *   r: source fragment registers

@@ -156,8 +156,10 @@ PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { detail::pt
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); }
 #else
+/* template <ldmatrix_shape Shape, ldmatrix_num Num, ldmatrix_type Type, bool Trans = false, ldmatrix_ss Ss = ldmatrix_ss::none, class Elem0, decltype(sizeof(0)) Length0> void ldmatrix(Elem0 (&d)[Length0], detail::reg_t<detail::ldmatrix_type_p(Shape, Num, Trans, Ss, Type)> p) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ldmatrix(detail::host_arg, detail::host_arg) { }
+/* template <stmatrix_shape Shape, stmatrix_num Num, stmatrix_type Type, bool Trans = false, stmatrix_ss Ss = stmatrix_ss::none, class Elem0, decltype(sizeof(0)) Length0> void stmatrix(detail::reg_t<detail::stmatrix_type_p(Shape, Num, Trans, Ss, Type)> p, const Elem0 (&r)[Length0]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void stmatrix(detail::host_arg, detail::host_arg) { }
 #endif

@@ -270,11 +270,11 @@ PTXGEN_PTX_DEVICE void mma_sp_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptxge
  * Fixed by this wrapper: alayout = row, blayout = col.
  * Template parameters:
  *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, u4, s4).
  *   PtxgenCtype: ctype (f16, f32, s32).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of the sparse A (the non-zero half of its elements)
@@ -375,12 +375,12 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_forms0(PtxgenA0& d, const PtxgenA
  * Fixed by this wrapper: alayout = row, blayout = col, block_scale = false, scale_vec_size = none, stype = none.
  * Template parameters:
  *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
  *   PtxgenCtype: ctype (f16, f32, s32).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of the sparse A (the non-zero half of its elements)
@@ -481,10 +481,10 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, c
  * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32.
  * Template parameters:
  *   PtxgenShape: shape (m16n8k8, m16n8k16, m16n8k32, m16n8k64, m16n8k128). the dense shape with K doubled (A holds K/2 non-zero elements per row)
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, u8, s8, u4, s4).
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
  *   PtxgenStype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)

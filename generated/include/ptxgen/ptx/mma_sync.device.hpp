@@ -196,12 +196,12 @@ PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptx
  *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
  *   PtxgenAlayout: alayout (row, col).
  *   PtxgenBlayout: blayout (row, col).
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
  *   PtxgenDtype: dtype (f16, f32, f64, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
  *   PtxgenCtype: ctype (f16, f32, f64, s32).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
  *   PtxgenBitop: bitop (none, xor, and). the single-bit operation (.b1 only), followed by .popc
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
@@ -307,10 +307,10 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& 
  * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32, bitop = none.
  * Template parameters:
  *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
- *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
- *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
+ *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
+ *   PtxgenScaleVecSize: scale_vec_size (none, scale_vec::1X, scale_vec::2X, scale_vec::4X).
  *   PtxgenStype: stype (none, ue8m0, ue4m3). type of the scale factors (block-scaled forms)
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)

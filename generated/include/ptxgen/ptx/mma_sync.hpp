@@ -308,8 +308,10 @@ PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7(); }
 #else
+/* template <mma_sync_shape Shape, mma_sync_alayout Alayout, mma_sync_blayout Blayout, mma_sync_dtype Dtype, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_ctype Ctype, bool Satfinite = false, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_bitop Bitop = mma_sync_bitop::none, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1, class Elem2, decltype(sizeof(0)) Length2, class Elem3, decltype(sizeof(0)) Length3> void mma_sync(Elem0 (&d)[Length0], const Elem1 (&a)[Length1], const Elem2 (&b)[Length2], const Elem3 (&c)[Length3]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
+/* template <mma_sync_shape Shape, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_scale_vec_size ScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype Stype = mma_sync_stype::none, long long SelectorAByteId, long long SelectorAThreadId, long long SelectorBByteId, long long SelectorBThreadId, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1, class Elem2, decltype(sizeof(0)) Length2, class Elem3, decltype(sizeof(0)) Length3> void mma_sync_block_scale(Elem0 (&d)[Length0], const Elem1 (&a)[Length1], const Elem2 (&b)[Length2], const Elem3 (&c)[Length3], std::uint32_t scale_a, imms_t<SelectorAByteId, SelectorAThreadId> selector_a, std::uint32_t scale_b, imms_t<SelectorBByteId, SelectorBThreadId> selector_b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 #endif

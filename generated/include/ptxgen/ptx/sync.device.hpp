@@ -309,8 +309,8 @@ PTXGEN_PTX_DEVICE void mapa_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * `mapa`: map an address of this CTA's shared memory to the same variable in another CTA of the cluster (spec: spec/instructions/sync.yaml).
  *
  * Template parameters:
- *   PtxgenSpace: space (none, shared::cluster). .shared::cluster maps a .shared::cta address to a .shared::cluster address; generic without it
  *   PtxgenType: type (u32, u64).
+ *   PtxgenSpace: space (none, shared::cluster). .shared::cluster maps a .shared::cta address to a .shared::cluster address; generic without it
  * Operands:
  *   d: the mapped address (returned)
  *   a: the address in this CTA's shared memory (.shared::cta with .shared::cluster, else generic)

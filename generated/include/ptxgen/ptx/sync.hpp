@@ -144,22 +144,32 @@ PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { det
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { detail::ptxgen_unsupported_target_elect_sync_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return bool{}; }
 #else
+/* template <setmaxnreg_action_action Action, long long ImmRegCount> void setmaxnreg(imm_t<ImmRegCount> imm_reg_count) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void setmaxnreg(detail::host_arg) { }
+/* template <griddepcontrol_action_action Action> void griddepcontrol() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void griddepcontrol() { }
+/* template <barrier_cluster_sem Sem = barrier_cluster_sem::none, bool Aligned = false> void barrier_cluster_arrive() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_cluster_arrive() { }
+/* template <barrier_cluster_sem Sem = barrier_cluster_sem::none, bool Aligned = false> void barrier_cluster_wait() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_cluster_wait() { }
+/* template <mapa_address_type Type, mapa_address_space Space = mapa_address_space::none> detail::reg_t<detail::mapa_address_type_d(Space, Type)> mapa(detail::reg_t<detail::mapa_address_type_a(Space, Type)> a, std::uint32_t b) */
 template <mapa_address_type PtxgenType, mapa_address_space PtxgenSpace = mapa_address_space::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)> mapa(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mapa_address_type_d(PtxgenSpace, PtxgenType)>{}; }
+/* template <bool Cta = false, bool Aligned = false> void barrier_sync(std::uint32_t a) */
+/* template <bool Cta = false, bool Aligned = false> void barrier_sync(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_sync(detail::host_arg, detail::host_arg = {}) { }
+/* template <bool Cta = false, bool Aligned = false> void barrier_arrive(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void barrier_arrive(detail::host_arg, detail::host_arg) { }
+/* template <> elect_sync_lane_result elect_sync_lane(std::uint32_t membermask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE elect_sync_lane_result elect_sync_lane(detail::host_arg) { return elect_sync_lane_result{}; }
+/* template <> bool elect_sync(std::uint32_t membermask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool elect_sync(detail::host_arg) { return bool{}; }
 #endif

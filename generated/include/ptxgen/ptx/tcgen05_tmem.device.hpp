@@ -869,9 +869,9 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms0(PtxgenA0& r, PtxgenA1& redval, Ptxg
  *   PtxgenShape: shape (32x32b, 16x32bx2).
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenRedOp: red_op (min, max).
+ *   PtxgenType: type (f32, u32, s32).
  *   PtxgenAbs: abs (true / false).
  *   PtxgenNan: nan (true / false).
- *   PtxgenType: type (f32, u32, s32).
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values
@@ -946,9 +946,9 @@ PTXGEN_PTX_DEVICE void tcgen05_ld_red_forms1(PtxgenA0& r, PtxgenA1& redval, Ptxg
  *   PtxgenShape: shape (32x32b, 16x32bx2).
  *   PtxgenNum: num (1, 2, 4, 8, 16, 32, 64, 128). repeat factor along the columns
  *   PtxgenRedOp: red_op (min, max).
+ *   PtxgenType: type (f32, u32, s32).
  *   PtxgenAbs: abs (true / false).
  *   PtxgenNan: nan (true / false).
- *   PtxgenType: type (f32, u32, s32).
  * Operands:
  *   r: destination registers
  *   redval: the reduction of each lane's loaded values

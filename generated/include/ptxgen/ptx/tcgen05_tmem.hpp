@@ -550,50 +550,81 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(detail::host_a
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_commit_multicast_32b_sync_restrict_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4(); }
 #else
+/* template <int CtaGroup, tcgen05_alloc_ss Ss = tcgen05_alloc_ss::none> void tcgen05_alloc(detail::reg_t<detail::tcgen05_alloc_type_dst(false, CtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, Ss, tcgen05_alloc_type::b32)> dst, std::uint32_t ncols) */
+/* template <int CtaGroup, tcgen05_alloc_ss Ss = tcgen05_alloc_ss::none, long long Ncols> void tcgen05_alloc(detail::reg_t<detail::tcgen05_alloc_type_dst(false, CtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, Ss, tcgen05_alloc_type::b32)> dst, imm_t<Ncols> ncols) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_alloc(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_alloc_ss Ss = tcgen05_alloc_ss::none> void tcgen05_alloc_exclusive(detail::reg_t<detail::tcgen05_alloc_type_dst(true, CtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, Ss, tcgen05_alloc_type::b32)> dst, std::uint32_t ncols) */
+/* template <int CtaGroup, tcgen05_alloc_ss Ss = tcgen05_alloc_ss::none, long long Ncols> void tcgen05_alloc_exclusive(detail::reg_t<detail::tcgen05_alloc_type_dst(true, CtaGroup, tcgen05_alloc_sync_aligned::sync_aligned, Ss, tcgen05_alloc_type::b32)> dst, imm_t<Ncols> ncols) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_alloc_exclusive(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup> void tcgen05_dealloc(std::uint32_t taddr, std::uint32_t ncols) */
+/* template <int CtaGroup, long long Ncols> void tcgen05_dealloc(std::uint32_t taddr, imm_t<Ncols> ncols) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup> void tcgen05_dealloc_exclusive(std::uint32_t taddr, std::uint32_t ncols) */
+/* template <int CtaGroup, long long Ncols> void tcgen05_dealloc_exclusive(std::uint32_t taddr, imm_t<Ncols> ncols) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup> void tcgen05_relinquish_alloc_permit() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_relinquish_alloc_permit() { }
+/* template <tcgen05_ld_shape Shape, int Num, bool Pack = false, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_ld(Elem0 (&r)[Length0], std::uint32_t taddr) */
+/* template <tcgen05_ld_shape Shape, int Num, bool Pack = false, long long ImmHalfSplitoff, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_ld(Elem0 (&r)[Length0], std::uint32_t taddr, imm_t<ImmHalfSplitoff> imm_half_splitoff) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_ld(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <tcgen05_ld_red_shape Shape, int Num, tcgen05_ld_red_red_op RedOp, tcgen05_ld_red_type Type, bool Abs = false, bool Nan = false, class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::tcgen05_ld_red_type_redval(Shape, Num, RedOp, Abs, Nan, Type)> tcgen05_ld_red(Elem0 (&r)[Length0], std::uint32_t taddr) */
+/* template <tcgen05_ld_red_shape Shape, int Num, tcgen05_ld_red_red_op RedOp, tcgen05_ld_red_type Type, bool Abs = false, bool Nan = false, long long ImmHalfSplitoff, class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::tcgen05_ld_red_type_redval(Shape, Num, RedOp, Abs, Nan, Type)> tcgen05_ld_red(Elem0 (&r)[Length0], std::uint32_t taddr, imm_t<ImmHalfSplitoff> imm_half_splitoff) */
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
+/* template <int Num, tcgen05_ld_red_spcompress_red_op RedOp, bool Abs = false, bool Nan = false, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1> float tcgen05_ld_red_spcompress(Elem0 (&mdata)[Length0], Elem1 (&cdata)[Length1], std::uint32_t taddr) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <tcgen05_st_shape Shape, int Num, bool Unpack = false, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_st(std::uint32_t taddr, const Elem0 (&r)[Length0]) */
+/* template <tcgen05_st_shape Shape, int Num, bool Unpack = false, long long ImmHalfSplitoff, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_st(std::uint32_t taddr, imm_t<ImmHalfSplitoff> imm_half_splitoff, const Elem0 (&r)[Length0]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_st(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <> void tcgen05_wait_ld() */
+/* template <class T, decltype(sizeof(0)) N> void tcgen05_wait_ld(T (&r)[N]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_wait_ld(detail::host_arg = {}) { }
+/* template <> void tcgen05_wait_st() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_wait_st() { }
+/* template <> void tcgen05_fence_before_thread_sync() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_fence_before_thread_sync() { }
+/* template <> void tcgen05_fence_after_thread_sync() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_fence_after_thread_sync() { }
+/* template <int CtaGroup, tcgen05_cp_shape Shape, tcgen05_cp_multicast Multicast = tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt DstSrcFmt = tcgen05_cp_dst_src_fmt::none> void tcgen05_cp(std::uint32_t taddr, std::uint64_t s_desc) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_cp(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup> void tcgen05_shift(std::uint32_t taddr) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_shift(detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit(detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast_16b(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast_32b(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, Ss, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_sync_restrict(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::none, tcgen05_commit_type::b64)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_sync_restrict(detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast_sync_restrict(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast_16b_sync_restrict(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(detail::host_arg, detail::host_arg) { }
+/* template <int CtaGroup, tcgen05_commit_ss Ss = tcgen05_commit_ss::none> void tcgen05_commit_multicast_32b_sync_restrict(detail::reg_t<detail::tcgen05_commit_type_mbar(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar, detail::reg_t<detail::tcgen05_commit_type_cta_mask(CtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, Ss, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_arg, detail::host_arg) { }
 #endif

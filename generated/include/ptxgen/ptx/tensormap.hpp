@@ -124,12 +124,16 @@ PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tensormap_cp_fenceproxy_is_only_on_sm_90_and_later_from_ptx_isa_8_3(); }
 #else
+/* template <tensormap_replace_field Field, tensormap_replace_space Space = tensormap_replace_space::none> void tensormap_replace(detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, Field, Space, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(Field))> addr, detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, Field, Space, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(Field))> new_val) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_replace(detail::host_arg, detail::host_arg) { }
+/* template <tensormap_replace_field Field, tensormap_replace_space Space = tensormap_replace_space::none, long long Ord> void tensormap_replace_dim(detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, Field, Space, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(Field))> addr, imm_t<Ord> ord, detail::reg_t<detail::tensormap_replace_type_new_val(tensormap_replace_mode::tile, Field, Space, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(Field))> new_val) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_replace_dim(detail::host_arg, detail::host_arg, detail::host_arg) { }
+/* template <tensormap_replace_field Field, tensormap_replace_space Space = tensormap_replace_space::none, long long NewValImm> void tensormap_replace_code(detail::reg_t<detail::tensormap_replace_type_addr(tensormap_replace_mode::tile, Field, Space, tensormap_replace_size::b1024, detail::tensormap_replace_derive_type(Field))> addr, imm_t<NewValImm> new_val_imm) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_replace_code(detail::host_arg, detail::host_arg) { }
+/* template <tensormap_cp_fenceproxy_scope Scope, long long Size> void tensormap_cp_fenceproxy(void* dst, ::ptxgen::ptx::shared_address src, imm_t<Size> size) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tensormap_cp_fenceproxy(detail::host_arg, detail::host_arg, detail::host_arg) { }
 #endif

@@ -204,10 +204,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -305,10 +305,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_reg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -427,10 +427,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -544,10 +544,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_reg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -649,10 +649,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms4(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -745,10 +745,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms5(PtxgenA0& d, const PtxgenA1& a_reg
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8, b1).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
@@ -831,10 +831,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, P
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_desc: shared memory matrix descriptor of A
@@ -937,10 +937,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
@@ -1064,10 +1064,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, P
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_desc: shared memory matrix descriptor of A
@@ -1186,10 +1186,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
@@ -1293,10 +1293,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, P
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_desc: shared memory matrix descriptor of A
@@ -1391,10 +1391,10 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_
  *
  * Template parameters:
  *   PtxgenN: n (8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256). M is always 64; N from 8 to 256
- *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenDtype: dtype (f16, f32, s32).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
  *   PtxgenBtype: btype (f16, bf16, tf32, e4m3, e5m2, u8, s8).
+ *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
