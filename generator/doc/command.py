@@ -1,0 +1,72 @@
+"""What ``ptxgen doc check`` prints and returns (the command line lends the assemblers)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ptxgen.doc.check import Proposal, check
+from ptxgen.doc.markdown import read
+
+EXIT_AGREE, EXIT_PROPOSALS = 0, 1
+
+
+class DocError(ValueError):
+    """Bad input: no document, unreadable files (exit 2)."""
+
+
+def document_paths(items: Sequence[str]) -> list[Path]:
+    out = []
+    for item in items:
+        p = Path(item)
+        if not p.exists():
+            raise DocError(f"DOC: {item} does not exist")
+        out.append(p)
+    return out
+
+
+def run_check(items: Sequence[str], spec_dir: Path, as_json: bool,
+              assemblers: Sequence[Any] = (), make_kernel: Any = None) -> int:
+    from ptxgen import pipeline
+
+    doc = read(document_paths(items))
+    if not doc.sections:
+        raise DocError("DOC: no section of the PTX ISA document found in "
+                       + ", ".join(items))
+    docs = pipeline.load_documents(spec_dir)
+    spec = pipeline.model_of(docs)
+    proposals = check(doc, spec, docs)
+    if assemblers:
+        from ptxgen.doc.assemble import assemble_proposals
+
+        assemble_proposals(proposals, spec, assemblers, make_kernel)
+    counts = Counter(p.kind for p in proposals)
+    if as_json:
+        print(json.dumps({"schema": "ptxgen-doc-check/1",
+                          "document": list(items), "spec": str(spec_dir),
+                          "sections": len(doc.sections),
+                          "counts": dict(sorted(counts.items())),
+                          "proposals": [p.as_json() for p in proposals]}, indent=2))
+    else:
+        for p in proposals:
+            print(p.text())
+        print(summary(proposals, len(doc.sections)))
+    return EXIT_PROPOSALS if proposals else EXIT_AGREE
+
+
+def summary(proposals: Sequence[Proposal], sections: int) -> str:
+    if not proposals:
+        return f"ptxgen doc check: {sections} sections read; the spec agrees with the document"
+    counts = Counter(p.kind for p in proposals)
+    return (f"ptxgen doc check: {sections} sections read; {len(proposals)} proposals ("
+            + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")")
+
+
+def run_import(items: Sequence[str], spec_dir: Path, out: Path, sections: Sequence[str],
+               as_json: bool) -> int:
+    """``doc import``: not built yet (issue 25, deliver 2); refused with exit 2."""
+    del items, spec_dir, out, sections, as_json
+    raise DocError("doc import is not implemented yet (issue 25, deliver 2)")

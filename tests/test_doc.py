@@ -1,0 +1,191 @@
+"""ptxgen doc: the PTX ISA document's Markdown read into sections, syntax templates and
+descriptor tables (fixtures written here), and `doc check` against the real document
+(../shared/ptx-isa-9.4 and tests/seeds) and the project's spec."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ptxgen.cli import main
+from ptxgen.doc import markdown, syntax, tables
+
+DOC94 = ROOT.parent / "shared" / "ptx-isa-9.4"
+SEEDS = ROOT / "tests" / "seeds"
+LDMATRIX = "9-instruction-set/9.7.16.5-matrix-multiply-accumulate-operation-usingmmainstruction.md"
+MATRIX_DESC = "9-instruction-set/9.7.18.4-matrix-descriptors.md"
+
+FIXTURE = """---
+title: "9.9.9. Fixture"
+section: "9.9.9"
+version: "9.4"
+---
+
+####  9.9.9. Fixture instruction: `foo`
+
+Syntax
+
+```ptx
+foo.sync{.sem}.shape{.ss}.type d, [a];
+
+.sem   = { .relaxed, .acquire };
+.shape = { .m8, .m16 };
+.ss    = { .shared{::cta} };
+.type  = { .b16 };
+```
+
+Description
+
+Table 7 Widget descriptor layout
+
+Bits | Size | Description
+---|---|---
+0-3 | 4 | Mode: - 0: off - 1: on
+4 | 1 | Reserved
+
+<table>
+<thead><tr><th>Bits</th><th>Size</th><th>Description</th><th>.kind::a</th><th>.kind::b</th></tr></thead>
+<tbody>
+<tr><td><p>0-1</p></td><td>2</td><td>Type</td><td colspan="2"><p>X = 1</p><p>Y = 2</p></td></tr>
+<tr><td>2</td><td>1</td><td>Flag</td><td>0 (NA)</td><td>0-1</td></tr>
+</tbody>
+</table>
+
+PTX ISA Notes
+
+Introduced in PTX ISA version 9.4.
+"""
+
+
+def _line(text: str) -> int:
+    """The fixture's line that starts with ``text`` (1-based)."""
+    return next(i for i, t in enumerate(FIXTURE.split("\n"), 1) if t.startswith(text))
+
+
+def _fixture(tmp_path: Path) -> markdown.Document:
+    f = tmp_path / "fixture.md"
+    f.write_text(FIXTURE)
+    return markdown.read([f])
+
+
+def test_sections_code_and_tables_keep_their_lines(tmp_path: Path) -> None:
+    doc = _fixture(tmp_path)
+    (s,) = doc.sections
+    assert (s.number, s.title, s.version, s.loc.line) == (
+        "9.9.9", "Fixture instruction: foo", "9.4", _line("####"))
+    assert [c.loc.line for c in s.codes] == [_line("```ptx")]
+    pipe, html_table = s.tables
+    assert (pipe.number, pipe.caption, pipe.loc.line) == (7, "Widget descriptor layout",
+                                                               _line("Table 7"))
+    assert [r.line for r in pipe.rows] == [_line("0-3"), _line("4 |")]
+    assert html_table.rows[0].cells[3:] == ["X = 1\nY = 2", "X = 1\nY = 2"]  # colspan
+    assert s.paragraphs("PTX ISA Notes") == [(_line("Introduced"),
+                                              "Introduced in PTX ISA version 9.4.")]
+
+
+def test_descriptor_tables_read_codes_per_kind(tmp_path: Path) -> None:
+    doc = _fixture(tmp_path)
+    found = tables.descriptor_tables(doc)
+    assert [t.kinds for t in found] == [(), ("a", "b")]
+    mode, reserved = found[0].entries
+    assert (mode.lsb, mode.msb, mode.role, mode.description) == (0, 3, "field", "Mode:")
+    assert mode.values[None].pairs == (("off", 0), ("on", 1))
+    assert reserved.role == "reserved" and reserved.loc.line == _line("4 |")
+    kind_type, flag = found[1].entries
+    assert kind_type.values["b"].codes == {1, 2}
+    assert flag.values["a"].codes == {0} and flag.values["b"].codes == {0, 1}
+
+
+def test_syntax_templates_become_opcode_patterns(tmp_path: Path) -> None:
+    (t,) = syntax.templates_of(_fixture(tmp_path).sections[0])
+    assert t.head == "foo.sync" and t.slots() == ["sem", "shape", "ss", "type"]
+    assert t.sets["ss"].values == [".shared", ".shared::cta"]
+    rx, names = t.regex()
+    m = rx.match("foo.sync.acquire.m16.shared::cta.b16")
+    assert m is not None and {names[g]: v for g, v in m.groupdict().items()} == {
+        "sem": ".acquire", "shape": ".m16", "ss": ".shared::cta", "type": ".b16"}
+    assert rx.match("foo.sync.m8.b16") and not rx.match("foo.sync.m32.b16")
+
+
+def test_placeholders_of_a_value_set_expand() -> None:
+    # seed 002: `.collector_usage = { .collector::buffer::op }` with ::buffer and ::op sets
+    doc = markdown.read([SEEDS / "002_7c5738498871e690.txt"])
+    ts = [t for s in doc.sections for t in syntax.templates_of(s)]
+    usage = next(t for t in ts if "collector_usage" in t.sets).sets["collector_usage"]
+    assert sorted(usage.values) == [".collector::a::discard", ".collector::a::fill",
+                                    ".collector::a::lastuse", ".collector::a::use"]
+
+
+def _check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    code = main(["doc", "check", *argv, "--spec", str(ROOT / "spec"), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
+def test_the_94_document_shows_ldmatrix_s8_s4(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _check(capsys, str(DOC94 / LDMATRIX))
+    assert code == 1 and out["schema"] == "ptxgen-doc-check/1"
+    forms = [p for p in out["proposals"] if p["kind"] == "instruction-form"
+             and "ldmatrix.sync.aligned.m8n16.num{.ss}.dtype.ctype" in p["message"]]
+    assert len(forms) == 1, out["proposals"]
+    assert forms[0]["forms"] == ["ldmatrix.sync.aligned.m8n16.x1.s8.s4"]
+    assert forms[0]["doc"].endswith(LDMATRIX + ":2219")
+    assert forms[0]["spec"] == "spec/instructions/ldmatrix.yaml"
+    assert set(out["proposals"][0]) == {"key", "kind", "message", "doc", "spec", "forms",
+                                        "assembled"}
+
+
+@pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
+def test_recorded_document_errors_are_not_proposed(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    _, out = _check(capsys, str(DOC94 / MATRIX_DESC))
+    keys = {p["key"] for p in out["proposals"]}
+    assert "descriptor:smem_desc@sm107:formula" not in keys  # doc_errata t49-encode-mask
+    # without the record, Table 49's (x & 0x3FFFF) >> 4 for 15-bit fields is proposed
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    smem = spec / "descriptors" / "smem_desc.yaml"
+    text = smem.read_text()
+    smem.write_text(text[:text.index("doc_errata:")].replace(
+        "# The document's own errors (ptxgen doc check proposes them no more).\n", ""))
+    main(["doc", "check", str(DOC94 / MATRIX_DESC), "--spec", str(spec), "--json"])
+    out2 = json.loads(capsys.readouterr().out)
+    formula = [p for p in out2["proposals"] if p["key"] == "descriptor:smem_desc@sm107:formula"]
+    assert len(formula) == 1 and "0x3FFFF" in formula[0]["message"]
+    assert formula[0]["doc"].endswith(MATRIX_DESC + ":26")
+    assert formula[0]["spec"].startswith(str(spec / "descriptors" / "smem_desc.yaml") + ":")
+
+
+def test_seed_descriptor_disagreements(capsys: pytest.CaptureFixture[str]) -> None:
+    # seed 001 gives .kind::f8f6f4 dtype F32 only; the spec (note t42-f8f6f4-dtype) F16 and F32
+    _, out = _check(capsys, str(SEEDS))
+    msgs = [p["message"] for p in out["proposals"] if p["kind"] == "descriptor-codes"]
+    assert any("dtype (bits 4-5) .kind::f8f6f4" in m and "remove [0]" in m for m in msgs)
+
+
+def test_exit_codes_and_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["doc", "check", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"ptxgen: error: DOC: {tmp_path / 'none'} does not exist")
+    empty = tmp_path / "empty.md"
+    empty.write_text("no sections\n")
+    assert main(["doc", "check", str(empty), "--spec", str(ROOT / "spec")]) == 2
+    f = tmp_path / "agree.md"
+    f.write_text("#### 9.1.1. Nothing\n\nText.\n")
+    assert main(["doc", "check", str(f), "--spec", str(ROOT / "spec")]) == 0
+    assert "the spec agrees with the document" in capsys.readouterr().out
+
+
+def test_errata_are_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    smem = spec / "descriptors" / "smem_desc.yaml"
+    smem.write_text(smem.read_text().replace("proposal: descriptor:smem_desc@sm107:formula",
+                                             "proposal: descriptor:smem_desc@sm108:formula"))
+    assert main(["validate", "--spec", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "proposal: names variant 'sm108' of smem_desc; its variants: sm107" in err
