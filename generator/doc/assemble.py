@@ -47,6 +47,37 @@ def statement(form: Form, opcode: str) -> list[str]:
     return [*decls, text.replace(form.opcode, opcode, 1)]
 
 
+_GATING = ("requires PTX ISA .version", "not supported on .target", "requires .target sm_",
+           "not supported on target", "does not support .target")
+
+
+def is_gating_text(message: str) -> bool:
+    """A refusal for the version or target (not the syntax)."""
+    return any(g in message for g in _GATING)
+
+
+def _first_versions(asm: Any, ok: dict[str, list[str]], kernels: Sequence[Any],
+                    targets: Any) -> dict[str, str]:
+    """The first PTX ISA version of each accepted kernel: assembled on its first target at
+    the oldest version that target has, ptxas names the version it needs (or accepts)."""
+    out: dict[str, str] = {}
+    for k in kernels:
+        where = ok.get(k.key)
+        if not where:
+            continue
+        target = targets.get(where[0])
+        version = str(getattr(target, "since", None) or asm.newest)
+        for _ in range(4):  # each refusal names one version; a newer one may name another
+            errors = asm.assemble(where[0], version, "compute_" + where[0][len("sm_"):],
+                                  [k])[k.key]
+            needs = [m.group(1) for e in errors for m in [_NEEDS.search(e)] if m]
+            if not errors or not needs:
+                break
+            version = max(needs, key=engine.vkey)
+        out[k.key] = version
+    return out
+
+
 def assemble_proposals(proposals: Sequence[Proposal], spec: Spec, assemblers: Sequence[Any],
                        make_kernel: Callable[[str, tuple[str, ...]], Any]) -> None:
     targets = spec.targets or (spec.instructions.targets if spec.instructions else None)
@@ -61,19 +92,25 @@ def assemble_proposals(proposals: Sequence[Proposal], spec: Spec, assemblers: Se
     for asm in assemblers:
         names = [t.name for t in targets.targets if t.name in asm.gpu_names]
         ok: dict[str, list[str]] = {}
-        needs: dict[str, str] = {}
+        first_error: dict[str, str] = {}
         for target in names:
             from_arch = "compute_" + target[len("sm_"):]
             got = asm.assemble(target, asm.newest, from_arch, [k for _, k in kernels])
             for key, errors in got.items():
                 if not errors:
                     ok.setdefault(key, []).append(target)
-                for e in errors:
-                    m = _NEEDS.search(e)
-                    if m:
-                        needs[key] = m.group(1)
+                else:
+                    # the assembler's message: one about the syntax before a gating one
+                    plain = [e for e in errors if not is_gating_text(e)]
+                    if plain and is_gating_text(first_error.get(key, "requires .target sm_")):
+                        first_error[key] = plain[0]
+                    first_error.setdefault(key, errors[0])
+        since = _first_versions(asm, ok, [k for _, k in kernels], targets)
         for p, k in kernels:
             where = ok.get(k.key, [])
-            said = (f"accepts {k.key} on {', '.join(where)} (at .version {asm.newest})"
-                    if where else f"refuses {k.key} on every target")
-            p.assembled[f"ptxas {asm.release}"] = said
+            if where:
+                said = (f"accepts {k.key} on {', '.join(where)} from PTX ISA "
+                        f"{since.get(k.key, asm.newest)}")
+            else:
+                said = f"refuses {k.key} on every target: {first_error.get(k.key, '')}"
+            p.assembled.setdefault(f"ptxas {asm.release}", []).append(said)

@@ -37,19 +37,24 @@ class Proposal:
     doc: Loc
     spec: str | None  # "spec/descriptors/x.yaml:12:5"
     forms: list[str] = field(default_factory=list)  # opcodes the proposal adds
-    assembled: dict[str, str] = field(default_factory=dict)  # assembler -> what it said
+    also: list[Loc] = field(default_factory=list)  # the same disagreement elsewhere
+    # "ptxas 13.5" -> what it said of each form
+    assembled: dict[str, list[str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {"key": self.key, "kind": self.kind, "message": self.message,
-                "doc": str(self.doc), "spec": self.spec, "forms": self.forms,
-                "assembled": self.assembled}
+                "doc": str(self.doc), "also": [str(x) for x in self.also], "spec": self.spec,
+                "forms": self.forms, "assembled": self.assembled}
 
     def text(self) -> str:
         out = f"{self.doc}: {self.kind}: {self.message}"
+        if self.also:
+            lines = [str(x.line) if x.file == self.doc.file else str(x) for x in self.also]
+            out += f" (also at {', '.join(lines)})"
         if self.spec:
             out += f"\n    spec: {self.spec}"
         for tool, said in self.assembled.items():
-            out += f"\n    {tool}: {said}"
+            out += "".join(f"\n    {tool}: {line}" for line in said)
         return out
 
 
@@ -167,7 +172,10 @@ def _fixed_value(text: str) -> int | None:
 _TARGET = re.compile(r"\bsm_\d+[af]?\b")
 
 
-def check_table(table: DescriptorTable, lay: SpecLayout) -> list[Proposal]:
+def check_table(table: DescriptorTable, lay: SpecLayout,
+                known_kinds: frozenset[str] = frozenset()) -> list[Proposal]:
+    """``known_kinds``: the kinds of the descriptor's other layouts (a variant that leaves a
+    kind out leaves it to the baseline on its targets)."""
     out: list[Proposal] = []
     spec_entries = [(i, f, _entry_bits(f)) for i, f in enumerate(lay.fields)]
     by_bits = {b: (i, f) for i, f, b in spec_entries}
@@ -213,6 +221,12 @@ def check_table(table: DescriptorTable, lay: SpecLayout) -> list[Proposal]:
                                     f"{lay.label}: field {f.get('name')} (bits {where}) has a "
                                     f"rule for {', '.join(targets)} in the document; the spec "
                                     "has no target rule for it", e.loc, lay.where(spath)))
+    for k in table.kinds:
+        if lay.kinds and k not in lay.kinds and k not in known_kinds:
+            out.append(Proposal(f"descriptor:{lay.label}:kind:{k}", "descriptor-kind",
+                                f"{lay.label}: the document's table has .kind::{k}; the "
+                                f"spec's layout has {', '.join(lay.kinds)}", table.loc,
+                                lay.where(lay.path[:-1])))
     for i, f, b in spec_entries:
         if "reserved" in f and f.get("implicit"):
             continue
@@ -254,9 +268,16 @@ def _codes(table: DescriptorTable, e: Entry, lay: SpecLayout, f: Mapping[str, An
                                 f"document allows {sorted(d)} over its kinds, the spec "
                                 f"{sorted(s)}", e.loc, lay.where(spath)))
         return out
+    limit = 1 << e.width
     for k in kinds:
+        if k is not None and lay.kinds and k not in lay.kinds:
+            continue  # a kind the layout lacks: proposed once per table (check_table)
         v = e.values.get(k)
         doc_codes = v.codes if v is not None else None
+        if doc_codes is not None:
+            # a code wider than the field is a value of several fields together (K = 128
+            # with bit 3 as the upper bit): the other field says it
+            doc_codes = frozenset(c for c in doc_codes if c < limit)
         spec_codes = _spec_codes(f, k)
         if doc_codes is None or spec_codes is None or doc_codes == spec_codes:
             continue
@@ -270,6 +291,105 @@ def _codes(table: DescriptorTable, e: Entry, lay: SpecLayout, f: Mapping[str, An
                             f"{lay.label}: field {f.get('name')} (bits {where}){kk}: the "
                             f"document allows {sorted(doc_codes)}, the spec "
                             f"{sorted(spec_codes)} ({change})", e.loc, lay.where(spath)))
+    return out
+
+
+# -- target notes of descriptor tables -------------------------------------------------
+
+_BIT = re.compile(r"\bBits?\s+(\d+)(?:\s*-\s*(\d+))?")
+_KINDS_LINE = re.compile(r"^\s*\*?\s*For\s+(.*):\s*$")
+
+
+@dataclass
+class TargetNote:
+    loc: Loc
+    text: str
+    kinds: tuple[str, ...]  # () : every kind
+    bits: tuple[int, int] | None
+    targets: tuple[str, ...]
+
+    @property
+    def must(self) -> bool:
+        return "must" in self.text
+
+
+def target_notes(doc: Document, table: DescriptorTable) -> list[TargetNote]:
+    """The "Target ISA Note" subsections of a descriptor table's section: one note per
+    bullet that names a target, with the kinds of the bullet above it."""
+    out: list[TargetNote] = []
+    base = table.section.number + "."
+    for s in doc.sections:
+        if not (s.number.startswith(base) and "Target ISA Note" in s.title
+                and s.loc.file == table.loc.file):
+            continue
+        kinds: tuple[str, ...] = ()
+        for line, t in s.text:
+            km = _KINDS_LINE.match(t.replace("`", ""))
+            if km:
+                kinds = tuple(re.findall(r"\.kind:?:(\w+)", km.group(1)))
+                continue
+            targets = tuple(dict.fromkeys(_TARGET.findall(t)))
+            if not targets:
+                continue
+            bm = _BIT.search(t)
+            bits = (int(bm.group(1)), int(bm.group(2) or bm.group(1))) if bm else None
+            out.append(TargetNote(Loc(s.loc.file, line), " ".join(t.replace("`", "").split())
+                                  .lstrip("* "), kinds, bits, targets))
+    return out
+
+
+def _rule_fields(spec: Spec, descriptor: str) -> set[str]:
+    """Fields of ``descriptor`` that a target-dependent descriptor rule constrains."""
+    out: set[str] = set()
+    for ins in spec.instructions.instructions if spec.instructions else ():
+        links = ins.descriptor_links
+        for r in ins.descriptor_rules:
+            if r.targets is not None and links.get(r.operand, ("",))[0] == descriptor:
+                out.update(n for n, _ in r.require)
+                out.update(r.shape_fields)
+    return out
+
+
+def _entry_for(note: TargetNote, table: DescriptorTable) -> Entry | None:
+    if note.bits is not None:
+        return next((e for e in table.entries if (e.lsb, e.msb) == note.bits
+                     or e.lsb <= note.bits[0] <= e.msb), None)
+    words = note.text.lower()
+    for e in table.entries:
+        sig = [w for w in re.findall(r"[a-z]{4,}", e.description.lower()) if w != "mode"]
+        if sig and all(w in words for w in sig):
+            return e
+    return None
+
+
+def check_target_notes(doc: Document, spec: Spec, table: DescriptorTable,
+                       lay: SpecLayout, variants: Mapping[str, tuple[str, ...]]
+                       ) -> list[Proposal]:
+    """A note that names targets for one bit range: the spec must say it, by a layout
+    that exists only on those targets ("valid for"), or by a target-dependent rule."""
+    out: list[Proposal] = []
+    ruled = _rule_fields(spec, lay.descriptor)
+    for note in target_notes(doc, table):
+        if note.kinds and table.kinds and not set(note.kinds) & set(table.kinds):
+            continue
+        e = _entry_for(note, table)
+        if e is None:
+            continue
+        f = next((f for f in lay.fields if _entry_bits(f) == (e.lsb, e.msb)), None)
+        name = str(f.get("name")) if f is not None else f"bits {e.lsb}-{e.msb}"
+        if name in ruled:
+            continue
+        scoped = variants.get(lay.variant or "", ())
+        family = {t.rstrip("af") for t in note.targets}
+        if not note.must and scoped and family <= {t.rstrip("af") for t in scoped}:
+            continue  # the layout exists only on those targets
+        where = f"{e.lsb}-{e.msb}" if e.lsb != e.msb else str(e.lsb)
+        out.append(Proposal(f"descriptor:{lay.label}:{where}:targets", "descriptor-target",
+                            f"{lay.label}: {name} (bits {where}): the document's target note "
+                            f"{note.text!r} is not in the spec (no target-dependent rule "
+                            f"on {name})", note.loc,
+                            lay.where((*lay.path, lay.fields.index(f))) if f is not None
+                            else None))
     return out
 
 
@@ -295,14 +415,30 @@ def _instructions_for(spec: Spec, head: str) -> list[Instruction]:
     if iset is None or not head:
         return []
     found = iset.for_opcode(head)
+    longer = [i for i in iset.instructions if i.name.startswith(head + ".")]
     if found:
-        return found[:1] + [i for i in found[1:] if i.name == found[0].name]
-    return [i for i in iset.instructions if i.name.startswith(head + ".")]
+        return found[:1] + [i for i in found[1:] if i.name == found[0].name] + longer
+    return longer
+
+
+def wild_tokens(t: Template, instructions: Sequence[Instruction]) -> frozenset[str]:
+    """Literal tokens of ``t`` past its head that no opcode of the instructions has: the
+    names of a summary's template (``.shape``, ``.dtype``) that no value set defines."""
+    have: set[str] = set()
+    for ins in instructions:
+        memo = ins.__dict__.setdefault("_doc_tokens", None)
+        if memo is None:
+            memo = ins.__dict__["_doc_tokens"] = frozenset(
+                tok for f in ins.forms for tok in re.findall(r"\.[^.]+", f.opcode))
+        have |= memo
+    named = {"." + part for ins in instructions for part in ins.name.split(".")}
+    return frozenset(tok for tok in t.literals()
+                     if tok.startswith(".") and tok not in have and tok not in named)
 
 
 def match_template(spec: Spec, t: Template) -> _Match:
     inss = _instructions_for(spec, t.head)
-    rx = t.regex()[0]
+    rx = t.regex(wild_tokens(t, inss))[0]
     hits: list[tuple[Form, dict[str, str]]] = []
     for ins in inss:
         for form in ins.forms:
@@ -326,9 +462,9 @@ def check_templates(spec: Spec, section: Section, errata: set[str]) -> tuple[
         if not m.forms:
             out.append(Proposal(f"instruction:{ins.id}:template:{t.opcode}", "instruction-form",
                                 f"{ins.name}: no valid form of the spec is written "
-                                f"{t.opcode}", t.loc, spec_at, [t.example()]))
+                                f"{t.opcode}", t.loc, spec_at, t.examples()))
             continue
-        rx, names = t.regex()
+        rx, names = t.regex(wild_tokens(t, m.instructions))
         used: dict[str, set[str]] = {}
         for _, groups in m.forms:
             for g, v in groups.items():
@@ -360,7 +496,21 @@ def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: 
 
 
 _VERSION = re.compile(r"PTX ISA (?:version|\.version)\s+(\d+\.\d+)")
-_TICK = re.compile(r"`(\.[\w:.]+)`")
+_TICK = re.compile(r"`((?:\.|::)[\w:.]+)`")
+_SUB_ON = re.compile(r"sub-qualifier `(::[\w:]+)` on `(\.[\w:.]+)`")
+# Sentences whose tokens are not opcode parts or whose condition is not in the opcode:
+# operand values ("with value 4"), operands ("without the modifier"), a role of a state
+# space ("as destination").
+_NOT_OPCODE = re.compile(r"\bwith values?\b|\bwithout\b|\bas (?:destination|source)\b|"
+                         r"\bargument\b|\boperand\b")
+
+
+def _note_tokens(sentence: str) -> list[str]:
+    """The opcode parts a note sentence names (``::cta`` on ``.shared``: ``.shared::cta``)."""
+    m = _SUB_ON.search(sentence)
+    if m:
+        return [m.group(2) + m.group(1)]
+    return [t for t in _TICK.findall(sentence) if t.startswith(".")]
 
 
 def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
@@ -377,7 +527,9 @@ def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
             if vm is None:
                 continue
             doc_v = vm.group(1)
-            tokens = _TICK.findall(sentence)
+            tokens = _note_tokens(sentence)
+            if _NOT_OPCODE.search(sentence):
+                continue
             if sentence.strip().startswith("Introduced in"):
                 chosen = forms
                 what = "the instruction"
@@ -404,6 +556,12 @@ def _has(opcode: str, token: str) -> bool:
 
 # -- the whole check ----------------------------------------------------------------
 
+def variant_targets(docs: Sequence[SpecDoc]) -> dict[str, tuple[str, ...]]:
+    """{variant name: its targets} of every descriptor file."""
+    return {str(v["name"]): tuple(v.get("targets", ())) for d in docs
+            if isinstance(d.data, dict) for v in d.data.get("variants", ())}
+
+
 def errata_keys(docs: Sequence[SpecDoc]) -> set[str]:
     out: set[str] = set()
     for d in docs:
@@ -426,16 +584,24 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
                                     f"the document's table {table.caption!r} matches no "
                                     "descriptor layout of the spec", table.loc, None))
             continue
-        out += check_table(table, lay)
+        out += check_table(table, lay, frozenset(k for other in layouts
+                                                 if other.descriptor == lay.descriptor
+                                                 for k in other.kinds))
+        out += check_target_notes(doc, spec, table, lay, variant_targets(docs))
     for section in doc.sections:
         props, matches = check_templates(spec, section, errata)
         out += props
         out += check_notes(section, matches)
-    seen: set[tuple[str, str]] = set()
-    kept: list[Proposal] = []
+    # one proposal per key (a value missing from several templates, a formula under
+    # several tables): the first place, the others as "also"
+    kept: dict[str, Proposal] = {}
     for p in out:
-        if p.key in errata or (p.key, str(p.doc)) in seen:
+        if p.key in errata:
             continue
-        seen.add((p.key, str(p.doc)))
-        kept.append(p)
-    return kept
+        first = kept.get(p.key)
+        if first is None:
+            kept[p.key] = p
+        elif p.doc != first.doc and p.doc not in first.also:
+            first.also.append(p.doc)
+            first.forms += [f for f in p.forms if f not in first.forms]
+    return list(kept.values())

@@ -21,12 +21,17 @@ _OPCODE = re.compile(r"^[a-z][\w]*(?:[.{]|\s|$)")
 
 
 def _expand(value: str) -> list[str]:
-    """``.shared{::cta}`` -> ``.shared``, ``.shared::cta``."""
+    """``.shared{::cta}`` -> ``.shared``, ``.shared::cta`` (an optional part);
+    ``.multicast::cluster{::16b, ::32b}`` -> without, or with one of them;
+    ``.shared::{cta, cluster}`` -> one of them (braces right after ``::`` choose)."""
     m = re.search(r"\{([^{}]*)\}", value)
     if m is None:
         return [value]
     head, tail = value[:m.start()], value[m.end():]
-    return [x for opt in ("", m.group(1)) for x in _expand(head + opt + tail)]
+    options = [o.strip() for o in m.group(1).split(",")]
+    if not head.endswith("::"):
+        options = ["", *options]
+    return [x for opt in options for x in _expand(head + opt + tail)]
 
 
 def _split_top(text: str) -> list[str]:
@@ -77,40 +82,54 @@ class Template:
             out += p.text
         return out
 
-    def slots(self) -> list[str]:
+    def _walk(self, kind: str) -> list[str]:
         out: list[str] = []
 
         def walk(ps: list[Part]) -> None:
             for p in ps:
-                if p.kind == "slot":
+                if p.kind == kind:
                     out.append(p.text)
                 elif p.kind == "optional":
                     walk(p.parts)
         walk(self.parts)
         return out
 
-    def example(self) -> str:
-        """One opcode the template writes: each slot's first value, optional parts left
-        out unless they hold the only slots."""
-        def build(ps: list[Part], top: bool) -> str:
-            out = ""
-            for p in ps:
-                if p.kind == "literal":
-                    out += p.text
-                elif p.kind == "slot":
-                    out += next((v for v in self.sets[p.text].values if v), "")
-            return out
-        return build(self.parts, True)
+    def literals(self) -> list[str]:
+        """The literal tokens (``.sync``; also a summary's undefined ``.shape``)."""
+        return self._walk("literal")
 
-    def regex(self) -> tuple[re.Pattern[str], dict[str, str]]:
-        """The opcodes the template writes; group g<i> holds the i-th slot's value."""
+    def slots(self) -> list[str]:
+        """The slot names, in order (optional ones included)."""
+        return self._walk("slot")
+
+    def example(self, i: int = 0) -> str:
+        """An opcode the template writes: the ``i``-th value of each slot (wrapping
+        around), optional parts left out."""
+        out = ""
+        for p in self.parts:
+            if p.kind == "literal":
+                out += p.text
+            elif p.kind == "slot":
+                values = [v for v in self.sets[p.text].values if v]
+                out += values[i % len(values)] if values else ""
+        return out
+
+    def examples(self, limit: int = 6) -> list[str]:
+        """Opcodes that together use every value of every slot (up to ``limit``)."""
+        widest = max((len(self.sets[n].values) for n in self.slots()), default=1)
+        return list(dict.fromkeys(self.example(i) for i in range(min(widest, limit))))
+
+    def regex(self, wild: frozenset[str] = frozenset()) -> tuple[re.Pattern[str], dict[str, str]]:
+        """The opcodes the template writes; group g<i> holds the i-th slot's value. A
+        literal token of ``wild`` (a name no value set defines and no opcode has, such as
+        a summary's ``.shape``) stands for any one token."""
         names: dict[str, str] = {}
 
         def build(ps: list[Part]) -> str:
             out = ""
             for p in ps:
                 if p.kind == "literal":
-                    out += re.escape(p.text)
+                    out += r"\.[\w:]+" if p.text in wild else re.escape(p.text)
                 elif p.kind == "slot":
                     g = f"g{len(names)}"
                     names[g] = p.text
@@ -144,8 +163,6 @@ def _parse_parts(text: str, sets: dict[str, ValueSet]) -> list[Part]:
         name = tok[1:] if tok.startswith(".") else None
         if name is not None and name in sets:
             parts.append(Part("slot", name))
-        elif parts and parts[-1].kind == "literal":
-            parts[-1].text += tok
         else:
             parts.append(Part("literal", tok))
         i += len(tok)
@@ -227,7 +244,7 @@ def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
             for vs in sorted(every, key=lambda v: abs(v.loc.line - line)):
                 nearest.setdefault(vs.name, vs)
             sets = {**nearest, **own}
-            opcode, _, rest = t.partition(" ")
+            opcode, _, rest = t.rstrip(";").partition(" ")
             # "{.sem}" may be written with spaces inside braces: glue the opcode back
             while rest and rest.lstrip().startswith("{.") and "}" in rest:
                 close = rest.index("}")

@@ -126,7 +126,7 @@ class Entry:
     @property
     def role(self) -> str:
         d = self.description.lower()
-        if d.startswith("reserved"):
+        if d.startswith("reserved") or (self.name or "").lower().startswith("reserved"):
             return "reserved"
         if _FIXED.search(self.description):
             return "fixed"
