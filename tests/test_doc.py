@@ -241,3 +241,48 @@ def test_ptxas_says_where_a_proposed_form_assembles(capsys: pytest.CaptureFixtur
     (said,) = p["assembled"]["ptxas 13.5"]
     assert said.startswith("accepts ldmatrix.sync.aligned.m8n16.x1.s8.s4 on sm_90a, sm_100a")
     assert said.endswith("from PTX ISA 9.4") and "sm_90," not in said
+
+
+def _layout_facts(spec: Path) -> dict[tuple[str, str | None], tuple[object, ...]]:
+    """What encoding and decoding a word depend on, per baseline layout."""
+    from ptxgen import pipeline
+
+    model = pipeline.load_model(spec, use_cache=False)
+    return {(lay.descriptor, lay.kind): (
+        tuple((f.name, f.lsb, f.msb, f.type, f.value_shift, f.value_mask, f.allowed_codes,
+               tuple(sorted(f.names.items())), f.shared_address) for f in lay.fields),
+        lay.reserved_mask, lay.fixed_mask, lay.fixed_value, lay.word_bits)
+        for lay in model.layouts}
+
+
+def test_import_of_the_seeds_encodes_as_the_spec(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # Tables 40-45 and the wgmma descriptor, imported from the seeds, give every field the
+    # spec's name, bits, encoding and codes (seed 000/003's mxf4nvf4 scale type is their
+    # recorded error: the spec's codes are taken)
+    out = tmp_path / "imported"
+    assert main(["doc", "import", str(SEEDS), "--out", str(out), "--spec",
+                 str(ROOT / "spec"), "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert sorted(Path(f).name for f in written["descriptors"]) == [
+        "instr_desc.yaml", "smem_desc.yaml", "wgmma_desc.yaml", "zero_column_mask_desc.yaml"]
+    assert main(["validate", "--spec", str(out)]) == 0
+    mine, theirs = _layout_facts(out), _layout_facts(ROOT / "spec")
+    assert len(mine) == 10
+    for key, facts in mine.items():
+        assert facts == theirs[key], key
+    # the syntax of seed 002's tcgen05.mma.sp section, listed for review
+    (listing,) = [f for f in written["syntax"] if f.endswith("9.7.16.10.9.2.json")]
+    data = json.loads(Path(listing).read_text())
+    assert data["templates"][0]["opcode"] == "tcgen05.mma.sp.cta_group.kind"
+    assert data["templates"][0]["slots"]["kind"] == [".kind::f16", ".kind::tf32",
+                                                     ".kind::f8f6f4"]
+    assert main(["doc", "import", str(SEEDS), "--out", str(out)]) == 2  # not empty
+
+
+def test_import_names_what_the_spec_lacks_by_one_rule() -> None:
+    from ptxgen.doc.importer import ident
+
+    assert ident("matrix-descriptor-encode (Matrix start address)") == "matrix_start_address"
+    assert ident("Specifies the swizzling mode to be used:") == "specifies_the_swizzling_mode"
+    assert ident("Sparsity version") == "sparsity_version"

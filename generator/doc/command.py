@@ -67,6 +67,28 @@ def summary(proposals: Sequence[Proposal], sections: int) -> str:
 
 def run_import(items: Sequence[str], spec_dir: Path, out: Path, sections: Sequence[str],
                as_json: bool) -> int:
-    """``doc import``: not built yet (issue 25, deliver 2); refused with exit 2."""
-    del items, spec_dir, out, sections, as_json
-    raise DocError("doc import is not implemented yet (issue 25, deliver 2)")
+    """``doc import``: the folder written; exit 0."""
+    from ptxgen import pipeline
+    from ptxgen.doc.importer import write_import
+
+    doc = read(document_paths(items))
+    if not doc.sections:
+        raise DocError("DOC: no section of the PTX ISA document found in " + ", ".join(items))
+    docs = pipeline.load_documents(spec_dir)
+    try:
+        written = write_import(doc, docs, spec_dir, out, sections)
+    except FileExistsError as exc:
+        raise DocError(str(exc)) from None
+    if not any(written.values()):
+        raise DocError("DOC: no descriptor table or syntax block in the sections read"
+                       + (f" (--section {', '.join(sections)})" if sections else ""))
+    if as_json:
+        print(json.dumps({"schema": "ptxgen-doc-import/1", "out": str(out), **written},
+                         indent=2))
+    else:
+        for files in written.values():
+            for f in files:
+                print(f"wrote {f}")
+        print(f"ptxgen doc import: {len(written['descriptors'])} descriptor files, "
+              f"{len(written['syntax'])} syntax listings in {out}")
+    return 0
