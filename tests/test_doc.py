@@ -286,3 +286,31 @@ def test_import_names_what_the_spec_lacks_by_one_rule() -> None:
     assert ident("matrix-descriptor-encode (Matrix start address)") == "matrix_start_address"
     assert ident("Specifies the swizzling mode to be used:") == "specifies_the_swizzling_mode"
     assert ident("Sparsity version") == "sparsity_version"
+
+
+def test_ptxas_finds_combinations_the_spec_forbids(capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    # PTX ISA 9.1: mma .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 scales (the spec's
+    # rule scale-vec-4x-ue4m3 forbids it; ptxas 13.5 assembles it on sm_120a/f, sm_121a/f)
+    import toolkits
+
+    p130, p135 = toolkits.require("ptxas", "13.0"), toolkits.require("ptxas", "13.5")
+    doc = tmp_path / "mma.md"
+    doc.write_text("#### 9.7.16.5.14. Multiply-and-Accumulate Instruction: `mma`\n\nSyntax\n\n"
+                   "```ptx\nmma.sync.aligned.m16n8k64.row.col.kind.block_scale.scale_vec_size"
+                   ".f32.e2m1.e2m1.f32.stype d, a, b, c, sa, {ba, ta}, sb, {bb, tb};\n\n"
+                   ".kind = {.kind::mxf4nvf4};\n.scale_vec_size = {.scale_vec::2X, "
+                   ".scale_vec::4X};\n.stype = {.ue8m0, .ue4m3};\n```\n")
+    assert main(["doc", "check", str(doc), "--spec", str(ROOT / "spec")]) == 0  # no ptxas
+    capsys.readouterr()
+    assert main(["doc", "check", str(doc), "--spec", str(ROOT / "spec"), "--json",
+                 "--ptxas", p130, "--ptxas", p135]) == 1
+    (p,) = json.loads(capsys.readouterr().out)["proposals"]
+    op = "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X" \
+         ".f32.e2m1.e2m1.f32.ue8m0"
+    assert (p["kind"], p["forms"]) == ("instruction-combination", [op])
+    assert p["assembled"]["ptxas 13.5"] == [
+        f"accepts {op} on sm_120a, sm_120f, sm_121a, sm_121f from PTX ISA 9.1"]
+    assert p["assembled"]["ptxas 13.0"] == [
+        f"refuses {op} on every target: Illegal modifier '.scale_vec::4X' for instruction "
+        "'mma' with type '.ue8m0'"]

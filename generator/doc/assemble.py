@@ -79,16 +79,20 @@ def _first_versions(asm: Any, ok: dict[str, list[str]], kernels: Sequence[Any],
 
 
 def assemble_proposals(proposals: Sequence[Proposal], spec: Spec, assemblers: Sequence[Any],
-                       make_kernel: Callable[[str, tuple[str, ...]], Any]) -> None:
+                       make_kernel: Callable[[str, tuple[str, ...]], Any]) -> list[Proposal]:
+    """The proposals with what each assembler says of their forms; a combination proposal
+    keeps only the forms some assembler accepts (none: dropped, the document's syntax is
+    only looser than the assemblers there)."""
     targets = spec.targets or (spec.instructions.targets if spec.instructions else None)
     if targets is None:
-        return
+        return list(proposals)
     todo = [(p, op) for p in proposals for op in p.forms if "{" not in op and " " not in op]
     kernels = []
     for p, op in todo:
         form = nearest(spec, op)
         if form is not None:
             kernels.append((p, make_kernel(op, tuple(statement(form, op)))))
+    accepted: set[tuple[int, str]] = set()
     for asm in assemblers:
         names = [t.name for t in targets.targets if t.name in asm.gpu_names]
         ok: dict[str, list[str]] = {}
@@ -114,3 +118,19 @@ def assemble_proposals(proposals: Sequence[Proposal], spec: Spec, assemblers: Se
             else:
                 said = f"refuses {k.key} on every target: {first_error.get(k.key, '')}"
             p.assembled.setdefault(f"ptxas {asm.release}", []).append(said)
+            if where:
+                accepted.add((id(p), k.key))
+    out: list[Proposal] = []
+    for p in proposals:
+        if p.kind == "instruction-combination":
+            keep = [f for f in p.forms if (id(p), f) in accepted]
+            if not keep:
+                continue
+            p.forms = keep
+            p.message = (f"{p.message.split(':')[0]}: ptxas accepts {len(keep)} opcode(s) of "
+                         f"{p.message.split('opcodes ')[1].split(' writes')[0]} that are no "
+                         f"valid form of the spec, e.g. {keep[0]}")
+            p.assembled = {tool: [line for line in said if any(
+                f"{op} on" in line for op in keep)] for tool, said in p.assembled.items()}
+        out.append(p)
+    return out

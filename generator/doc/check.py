@@ -15,7 +15,7 @@ own error, with evidence) is not proposed again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -448,8 +448,11 @@ def match_template(spec: Spec, t: Template) -> _Match:
     return _Match(t, inss, hits)
 
 
-def check_templates(spec: Spec, section: Section, errata: set[str]) -> tuple[
-        list[Proposal], list[_Match]]:
+def check_templates(spec: Spec, section: Section, errata: set[str],
+                    combinations: bool = False) -> tuple[list[Proposal], list[_Match]]:
+    """Templates no form matches, values no matching form has, and (``combinations``: only
+    with assemblers, which keep those some ptxas accepts) the combinations of a small
+    template's values that are no form."""
     out: list[Proposal] = []
     matches: list[_Match] = []
     for t in templates_of(section):
@@ -469,6 +472,13 @@ def check_templates(spec: Spec, section: Section, errata: set[str]) -> tuple[
         for _, groups in m.forms:
             for g, v in groups.items():
                 used.setdefault(names[g], set()).add(v)
+        missing = _combinations(t, m) if combinations else []
+        if missing:
+            out.append(Proposal(
+                f"instruction:{ins.id}:combination:{t.opcode}:{len(missing)}",
+                "instruction-combination",
+                f"{ins.name}: {len(missing)} of the opcodes {t.opcode} writes are no valid "
+                f"form of the spec, e.g. {missing[0]}", t.loc, spec_at, missing))
         for slot in dict.fromkeys(names.values()):
             vs = t.sets[slot]
             for v in vs.values:
@@ -479,6 +489,16 @@ def check_templates(spec: Spec, section: Section, errata: set[str]) -> tuple[
                         f".{slot} (the document's set at {vs.loc.line})", t.loc, spec_at,
                         _with_value(m, rx, names, slot, v)))
     return out, matches
+
+
+def _combinations(t: Template, m: _Match) -> list[str]:
+    """The opcodes of a small template (every combination of its slots' values) that no
+    valid form has: a combination the document writes and the spec forbids."""
+    every = t.expansions()
+    if every is None:
+        return []
+    have = {f.opcode for f, _ in m.forms}
+    return [op for op in every if op not in have]
 
 
 def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: str,
@@ -571,7 +591,7 @@ def errata_keys(docs: Sequence[SpecDoc]) -> set[str]:
 
 
 def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
-          progress: Callable[[str], None] | None = None) -> list[Proposal]:
+          combinations: bool = False) -> list[Proposal]:
     errata = errata_keys(docs)
     out: list[Proposal] = []
     layouts = spec_layouts(docs)
@@ -589,7 +609,7 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
                                                  for k in other.kinds))
         out += check_target_notes(doc, spec, table, lay, variant_targets(docs))
     for section in doc.sections:
-        props, matches = check_templates(spec, section, errata)
+        props, matches = check_templates(spec, section, errata, combinations)
         out += props
         out += check_notes(section, matches)
     # one proposal per key (a value missing from several templates, a formula under

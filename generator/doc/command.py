@@ -38,11 +38,11 @@ def run_check(items: Sequence[str], spec_dir: Path, as_json: bool,
                        + ", ".join(items))
     docs = pipeline.load_documents(spec_dir)
     spec = pipeline.model_of(docs)
-    proposals = check(doc, spec, docs)
+    proposals = check(doc, spec, docs, combinations=bool(assemblers))
     if assemblers:
         from ptxgen.doc.assemble import assemble_proposals
 
-        assemble_proposals(proposals, spec, assemblers, make_kernel)
+        proposals = assemble_proposals(proposals, spec, assemblers, make_kernel)
     counts = Counter(p.kind for p in proposals)
     if as_json:
         print(json.dumps({"schema": "ptxgen-doc-check/1",

@@ -114,6 +114,29 @@ class Template:
                 out += values[i % len(values)] if values else ""
         return out
 
+    def expansions(self, limit: int = 64) -> list[str] | None:
+        """Every opcode the template writes (each optional part with and without), or None
+        when there are more than ``limit``."""
+        out = [""]
+
+        def walk(ps: list[Part], acc: list[str]) -> list[str] | None:
+            for p in ps:
+                if p.kind == "literal":
+                    acc = [a + p.text for a in acc]
+                elif p.kind == "slot":
+                    vals = [v for v in self.sets[p.text].values if v]
+                    acc = [a + v for a in acc for v in vals]
+                else:
+                    inner = walk(p.parts, acc)
+                    if inner is None:
+                        return None
+                    acc = acc + inner
+                if len(acc) > limit:
+                    return None
+            return acc
+        got = walk(self.parts, out)
+        return list(dict.fromkeys(got)) if got is not None else None
+
     def examples(self, limit: int = 6) -> list[str]:
         """Opcodes that together use every value of every slot (up to ``limit``)."""
         widest = max((len(self.sets[n].values) for n in self.slots()), default=1)
@@ -229,21 +252,23 @@ def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
     groups = _statements(code)
     file = code.loc.file
     every: list[ValueSet] = []
-    group_sets: list[dict[str, ValueSet]] = []
+    group_sets: list[list[ValueSet]] = []
     for g in groups:
-        sets = {vs.name: vs for line, t in g for vs in [_set_of(line, t, file)] if vs}
-        _placeholders(sets)
-        group_sets.append(sets)
-        every += sets.values()
+        found = [vs for line, t in g for vs in [_set_of(line, t, file)] if vs]
+        _placeholders({vs.name: vs for vs in found})
+        group_sets.append(found)
+        every += found
     templates: list[Template] = []
     for g, own in zip(groups, group_sets, strict=True):
         for line, t in g:
             if _SET.match(t) or not _OPCODE.match(t) or "=" in t.split()[0]:
                 continue
-            nearest: dict[str, ValueSet] = {}
-            for vs in sorted(every, key=lambda v: abs(v.loc.line - line)):
-                nearest.setdefault(vs.name, vs)
-            sets = {**nearest, **own}
+            # a value set binds to the templates above it: in the template's group, then in
+            # the block, the first definition after the template, else the last before it
+            sets: dict[str, ValueSet] = {}
+            for vs in sorted(every, key=lambda v: (v not in own, v.loc.line < line,
+                                                   abs(v.loc.line - line))):
+                sets.setdefault(vs.name, vs)
             opcode, _, rest = t.rstrip(";").partition(" ")
             # "{.sem}" may be written with spaces inside braces: glue the opcode back
             while rest and rest.lstrip().startswith("{.") and "}" in rest:
@@ -252,7 +277,7 @@ def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
                 rest = rest[close + 1:]
             templates.append(Template(opcode, rest.strip().rstrip(";").strip(),
                                       Loc(file, line), _parse_parts(opcode, sets), sets))
-    return templates, {vs.name: vs for vs in every}
+    return templates, {vs.name: vs for vs in every}  # (the last of a name)
 
 
 def syntax_blocks(section: Section) -> list[Code]:
