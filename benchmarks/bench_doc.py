@@ -24,6 +24,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def timed_run(cmd: list[str]) -> tuple[float, dict[str, object]]:
+    """(wall seconds, the --json answer) of one fresh process without an assembly cache."""
+    env = {k: v for k, v in os.environ.items() if k != "PTXGEN_PROBE_CACHE"}
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env, cwd=ROOT)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"ptxgen doc check exited {proc.returncode}: {proc.stderr[-2000:]}")
+    answer: dict[str, object] = json.loads(proc.stdout)
+    return wall, answer
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--doc", default=str(ROOT.parent / "shared" / "ptx-isa-9.4"))
@@ -38,19 +50,11 @@ def main() -> None:
         import toolkits
 
         assemblers += [toolkits.require("ptxas", "13.0"), toolkits.require("ptxas", "13.5")]
-    env = {k: v for k, v in os.environ.items() if k != "PTXGEN_PROBE_CACHE"}
     cmd = [sys.executable, "-m", "ptxgen", "doc", "check", args.doc, "--spec", args.spec,
            "--json"] + [x for p in assemblers for x in ("--ptxas", p)]
-    walls = []
-    result: dict[str, object] = {}
-    for _ in range(args.runs):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env,
-                              cwd=ROOT)
-        walls.append(time.perf_counter() - start)
-        if proc.returncode not in (0, 1):
-            sys.exit(f"ptxgen doc check exited {proc.returncode}: {proc.stderr[-2000:]}")
-        result = json.loads(proc.stdout)
+    timed = [timed_run(cmd) for _ in range(args.runs)]
+    walls = [w for w, _ in timed]
+    result = timed[-1][1]
     print(json.dumps({
         "doc": args.doc, "spec": args.spec, "assemblers": assemblers,
         "wall_s": [round(w, 1) for w in walls], "median_s": round(statistics.median(walls), 1),

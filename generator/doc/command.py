@@ -61,7 +61,8 @@ def summary(proposals: Sequence[Proposal], sections: int) -> str:
     if not proposals:
         return f"ptxgen doc check: {sections} sections read; the spec agrees with the document"
     counts = Counter(p.kind for p in proposals)
-    return (f"ptxgen doc check: {sections} sections read; {len(proposals)} proposals ("
+    noun = "proposal" if len(proposals) == 1 else "proposals"
+    return (f"ptxgen doc check: {sections} sections read; {len(proposals)} {noun} ("
             + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")")
 
 
