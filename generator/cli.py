@@ -300,7 +300,46 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
         raise UsageError(str(exc)) from None
 
 
+def _use_spec_classes(args: Any) -> None:
+    """``--spec DIR`` given: encode / decode / zero-column-mask use the descriptor classes of
+    that spec folder (rendered to a temporary folder and loaded as ``ptxgen.isa``), not
+    the installed ones. With ``--ptx-isa`` the spec folder only says which versions have
+    the descriptor (as before)."""
+    if getattr(args, "spec", None) is None or getattr(args, "ptx_isa", None) is not None:
+        return
+    import atexit
+    import importlib.util
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ptxgen import pipeline
+    from ptxgen.errors import SpecError
+
+    spec = _spec_dir(args)
+    if not spec.is_dir():
+        raise UsageError(f"--spec: {spec} is not a folder")
+    try:
+        files = pipeline.descriptor_package(spec)
+    except SpecError as exc:
+        raise UsageError(f"--spec: {spec}: {exc.diagnostics[0]}") from None
+    root = Path(tempfile.mkdtemp(prefix="ptxgen-isa-"))
+    atexit.register(shutil.rmtree, root, True)
+    for rel, data in files.items():
+        path = root / rel.removeprefix("python/")
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    for name in [m for m in sys.modules if m == "ptxgen.isa" or m.startswith("ptxgen.isa.")]:
+        del sys.modules[name]
+    found = importlib.util.spec_from_file_location(
+        "ptxgen.isa", root / "__init__.py", submodule_search_locations=[str(root)])
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    sys.modules["ptxgen.isa"] = module
+    found.loader.exec_module(module)
+
+
 def _encode(args: Any) -> int:
+    _use_spec_classes(args)
     cls = _class_for(args)
     specs = {f.name: f for f in cls.FIELDS}
     values: dict[str, int] = {}
@@ -395,6 +434,7 @@ def _decode_word(cls: Any, word: int) -> Any:
 
 
 def _decode(args: Any) -> int:
+    _use_spec_classes(args)
     cls = _class_for(args)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     from ptxgen.isa._runtime import spelled_fields
@@ -411,6 +451,7 @@ def _decode(args: Any) -> int:
 
 
 def _zero_column_mask(args: Any) -> int:
+    _use_spec_classes(args)
     from ptxgen.isa import DESCRIPTORS, DescriptorError
 
     cls: Any = DESCRIPTORS["zero_column_mask_desc"][None]

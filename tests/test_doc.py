@@ -278,6 +278,21 @@ def test_import_of_the_seeds_encodes_as_the_spec(tmp_path: Path,
     assert data["templates"][0]["slots"]["kind"] == [".kind::f16", ".kind::tf32",
                                                      ".kind::f8f6f4"]
     assert main(["doc", "import", str(SEEDS), "--out", str(out)]) == 2  # not empty
+    # encode / decode --spec DIR use that folder's classes (a process each: the imported
+    # package replaces ptxgen.isa in it)
+    import subprocess
+    import sys
+
+    def cli(*argv: str) -> str:
+        res = subprocess.run([sys.executable, "-m", "ptxgen", *argv], capture_output=True,
+                             text=True, check=True, cwd=ROOT)
+        return res.stdout
+    word = ["instr_desc", "--kind", "mxf4nvf4", "scale_type=ue8m0", "m=128", "n=256",
+            "sparsity=sparse", "scale_b_id=2", "atype=e2m1", "btype=e2m1", "--json"]
+    assert json.loads(cli("encode", *word, "--spec", str(out)))["hex"] == \
+        json.loads(cli("encode", *word))["hex"]
+    assert cli("decode", "smem_desc", "0x4000404000010040", "--spec", str(out)) == \
+        cli("decode", "smem_desc", "0x4000404000010040")
 
 
 def test_import_names_what_the_spec_lacks_by_one_rule() -> None:
