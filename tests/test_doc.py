@@ -329,3 +329,15 @@ def test_ptxas_finds_combinations_the_spec_forbids(capsys: pytest.CaptureFixture
     assert p["assembled"]["ptxas 13.0"] == [
         f"refuses {op} on every target: Illegal modifier '.scale_vec::4X' for instruction "
         "'mma' with type '.ue8m0'"]
+
+
+@pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
+def test_release_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    # 13.1 (9.4): ".s8.s4 types for ldmatrix"; 13.2 (9.3): .sem and .scope for cp.async.bulk
+    _, out = _check(capsys, str(DOC94 / "13-release-notes"))
+    notes = {p["key"]: p for p in out["proposals"] if p["kind"] == "release-note"}
+    s8 = notes["instruction:ldmatrix:release:9.4:.s8.s4"]
+    assert s8["message"] == ("ldmatrix: the PTX ISA 9.4 release notes add .s8.s4; no valid "
+                             "form of the spec has it")
+    assert s8["doc"].endswith("13.1-changes-in-ptx-isa-version-9.4.md:76")
+    assert "instruction:cp_async_bulk:release:9.3:.sem" in notes

@@ -574,6 +574,68 @@ def _has(opcode: str, token: str) -> bool:
     return re.search(re.escape(token) + r"(?![\w])", opcode) is not None
 
 
+# -- release notes --------------------------------------------------------------------
+
+_RELEASE = re.compile(r"Changes in PTX ISA Version (\d+\.\d+)")
+_NAMES = re.compile(r"`([a-z][\w.:]*)`")
+
+
+def check_release_notes(doc: Document, spec: Spec,
+                        slots: Mapping[str, Mapping[str, set[str]]] | None = None
+                        ) -> list[Proposal]:
+    """Each "Adds support for `.q` ... for `instr` instruction(s)" bullet of a release
+    note: the spec's forms of the instruction must have the qualifier, first at that
+    version. (Bullets of instructions the spec does not have are not its business.)"""
+    out: list[Proposal] = []
+    iset = spec.instructions
+    if iset is None:
+        return out
+    for s in doc.sections:
+        rm = _RELEASE.search(s.title)
+        if rm is None:
+            continue
+        version = rm.group(1)
+        for line, t in s.text:
+            if "Adds support for" not in t or " for `" not in t:
+                continue
+            start = t.find("Adds support for") + len("Adds support for")
+            cut = t.find(" for `", start)
+            head, tail = t[start:cut], t[cut + len(" for "):].split(" instruction")[0]
+            quals = [q for q in _TICK.findall(head) if q.startswith(".")]
+            names = _NAMES.findall(tail)
+            if not quals or not names or _NOT_OPCODE.search(t) or " with " in head:
+                continue
+            for name in names:
+                inss = [i for i in iset.for_opcode(name) if i.name == name] or \
+                    [i for i in iset.instructions if i.name.startswith(name + ".")]
+                if not inss:
+                    continue
+                forms = [f for i in inss for f in i.forms]
+                for q in quals:
+                    pattern = q.rstrip("*")
+                    # a slot's name (".sem"): any of the values the document's syntax gives it
+                    values = (slots or {}).get(inss[0].id, {}).get(q[1:], {q})
+                    having = [f for f in forms if any(
+                        pattern in f.opcode if q.endswith("*") else _has(f.opcode, v)
+                        for v in values)]
+                    key = f"instruction:{inss[0].id}:release:{version}:{q}"
+                    loc = Loc(s.loc.file, line)
+                    if not having:
+                        out.append(Proposal(key, "release-note",
+                                            f"{name}: the PTX ISA {version} release notes add "
+                                            f"{q}; no valid form of the spec has it", loc,
+                                            inss[0].spec_file or None))
+                        continue
+                    firsts = [v for v in (_first_version(f) for f in having) if v]
+                    first = min(firsts, key=vkey) if firsts else None
+                    if first is not None and first != version:
+                        out.append(Proposal(key, "release-note",
+                                            f"{name}: the PTX ISA {version} release notes add "
+                                            f"{q}; the spec's first version of it is {first}",
+                                            loc, inss[0].spec_file or None))
+    return out
+
+
 # -- the whole check ----------------------------------------------------------------
 
 def variant_targets(docs: Sequence[SpecDoc]) -> dict[str, tuple[str, ...]]:
@@ -608,10 +670,17 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
                                                  if other.descriptor == lay.descriptor
                                                  for k in other.kinds))
         out += check_target_notes(doc, spec, table, lay, variant_targets(docs))
+    slots: dict[str, dict[str, set[str]]] = {}
     for section in doc.sections:
         props, matches = check_templates(spec, section, errata, combinations)
         out += props
         out += check_notes(section, matches)
+        for m in matches:
+            for ins in m.instructions:
+                for name in m.template.slots():
+                    slots.setdefault(ins.id, {}).setdefault(name, set()).update(
+                        v for v in m.template.sets[name].values if v)
+    out += check_release_notes(doc, spec, slots)
     # one proposal per key (a value missing from several templates, a formula under
     # several tables): the first place, the others as "also"
     kept: dict[str, Proposal] = {}
