@@ -180,6 +180,23 @@ def _build_parser() -> argparse.ArgumentParser:
     json_arg(pr, "the proposals (schema ptxgen-probe/1)")
     pr.add_argument("--jobs", type=int, default=None, metavar="N",
                     help="parallel ptxas runs (default: the number of CPUs)")
+    dc = sub.add_parser("doc", help="read the PTX ISA document: check the spec against it, "
+                                    "import what it defines")
+    dsub = dc.add_subparsers(dest="doc_command", required=True, metavar="ACTION")
+    dk = dsub.add_parser("check", help="every disagreement of the spec with the document as a "
+                                       "proposed edit (exit 0 agrees, 1 proposals, 2 error)")
+    dk.add_argument("doc", nargs="+", metavar="DOC", help="document folders or Markdown files")
+    spec_arg(dk)
+    dk.add_argument("--ptxas", action="append", default=[], metavar="PATH",
+                    help="assemble each form a proposal adds with this ptxas (repeatable)")
+    json_arg(dk, "the proposals (schema ptxgen-doc-check/1)")
+    di = dsub.add_parser("import", help="write a spec folder of what the document defines")
+    di.add_argument("doc", nargs="+", metavar="DOC", help="document folders or Markdown files")
+    di.add_argument("--out", required=True, metavar="DIR", help="the spec folder to write")
+    di.add_argument("--section", action="append", default=[], metavar="S",
+                    help="only these sections (a number such as 9.7.10.6, or a title word)")
+    spec_arg(di)
+    json_arg(di, "what was written")
     return p
 
 
@@ -298,7 +315,46 @@ def _available(args: Any, descriptor: str, kind: str | None) -> None:
         raise UsageError(str(exc)) from None
 
 
+def _use_spec_classes(args: Any) -> None:
+    """``--spec DIR`` given: encode / decode / zero-column-mask use the descriptor classes of
+    that spec folder (rendered to a temporary folder and loaded as ``ptxgen.isa``), not
+    the installed ones. With ``--ptx-isa`` the spec folder only says which versions have
+    the descriptor (as before)."""
+    if getattr(args, "spec", None) is None or getattr(args, "ptx_isa", None) is not None:
+        return
+    import atexit
+    import importlib.util
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ptxgen import pipeline
+    from ptxgen.errors import SpecError
+
+    spec = _spec_dir(args)
+    if not spec.is_dir():
+        raise UsageError(f"--spec: {spec} is not a folder")
+    try:
+        files = pipeline.descriptor_package(spec)
+    except SpecError as exc:
+        raise UsageError(f"--spec: {spec}: {exc.diagnostics[0]}") from None
+    root = Path(tempfile.mkdtemp(prefix="ptxgen-isa-"))
+    atexit.register(shutil.rmtree, root, True)
+    for rel, data in files.items():
+        path = root / rel.removeprefix("python/")
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    for name in [m for m in sys.modules if m == "ptxgen.isa" or m.startswith("ptxgen.isa.")]:
+        del sys.modules[name]
+    found = importlib.util.spec_from_file_location(
+        "ptxgen.isa", root / "__init__.py", submodule_search_locations=[str(root)])
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    sys.modules["ptxgen.isa"] = module
+    found.loader.exec_module(module)
+
+
 def _encode(args: Any) -> int:
+    _use_spec_classes(args)
     cls = _class_for(args)
     specs = {f.name: f for f in cls.FIELDS}
     values: dict[str, int] = {}
@@ -392,6 +448,7 @@ def _decode_word(cls: Any, word: int) -> Any:
 
 
 def _decode(args: Any) -> int:
+    _use_spec_classes(args)
     cls = _class_for(args)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
     from ptxgen.isa._runtime import spelled_fields
@@ -408,6 +465,7 @@ def _decode(args: Any) -> int:
 
 
 def _zero_column_mask(args: Any) -> int:
+    _use_spec_classes(args)
     from ptxgen.isa import DESCRIPTORS, DescriptorError
 
     cls: Any = DESCRIPTORS["zero_column_mask_desc"][None]
@@ -660,9 +718,43 @@ def _probe(args: Any) -> int:
     return result.exit_code
 
 
+def _doc(args: Any) -> int:
+    import os
+    from pathlib import Path
+
+    from ptxgen.doc.command import DocError, run_check, run_import
+    from ptxgen.errors import SpecError
+
+    spec = _spec_dir(args)
+    if not spec.is_dir():
+        raise UsageError(f"--spec: {spec} is not a folder")
+    try:
+        if args.doc_command == "import":
+            return run_import(args.doc, spec, Path(args.out), args.section, args.json)
+        assemblers = []
+        make_kernel = None
+        if args.ptxas:
+            from ptxgen.probe import Assembler, AssemblerError
+            from ptxgen.probe.assembler import Kernel
+
+            for path in args.ptxas:
+                if not os.path.isfile(path) or not os.access(path, os.X_OK):
+                    raise UsageError(f"--ptxas: {path} is not an executable file")
+                try:
+                    assemblers.append(Assembler.open(path))
+                except AssemblerError as exc:
+                    raise UsageError(str(exc)) from None
+            make_kernel = Kernel
+        return run_check(args.doc, spec, args.json, assemblers, make_kernel)
+    except DocError as exc:
+        raise UsageError(str(exc)) from None
+    except SpecError as exc:
+        return _spec_failure(exc, args.json)
+
+
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
              "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
-             "support": _support, "probe": _probe}
+             "support": _support, "probe": _probe, "doc": _doc}
 
 
 class _Args:

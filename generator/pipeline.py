@@ -117,6 +117,15 @@ def render(spec_dir: Path, ptx_isa: str | None = None, select: str | None = None
     return files
 
 
+def descriptor_package(spec_dir: Path) -> Files:
+    """The generated Python descriptor classes of a spec folder (``python/...``: what
+    ``encode`` / ``decode --spec DIR`` load as ``ptxgen.isa``)."""
+    from ptxgen.emit.python import descriptors as python_descriptors
+
+    files: Files = python_descriptors.emit(load_model(spec_dir))
+    return files
+
+
 def generate(spec_dir: Path, out_dir: Path, ptx_isa: str | None = None,
              select: str | None = None) -> Files:
     """Render everything in memory first; write (atomically) only if that succeeded.

@@ -2463,6 +2463,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "stmatrix", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "m16n16-x4",
+                    "proposal": "instruction:ldmatrix:value:num:.x4",
+                    "location": {"section": "9.7.16.5.15", "ptx_isa": "9.4"},
+                    "says": (
+                        "the syntax "
+                        "ldmatrix.sync.aligned.m16n16.num.trans{.ss}.dst_fmt.src_fmt with "
+                        ".num = {.x1, .x2, .x4}"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse "
+                        "ldmatrix.sync.aligned.m16n16.x4.trans.b8x16.b6x16_p32 on every "
+                        "target (rule m16n16-num: .m16n16 takes .x1 or .x2)"
+                    ),
+                    "ptxas": "Incorrect no. of matrix: 4 for ldmatrix with shape '.m16n16'",
+                },
+            ],
         },
     ),
     (
@@ -5075,6 +5093,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "f64-shape-m8n84",
+                    "proposal": "instruction:mma_sync:value:shape:.m8n84",
+                    "location": {"section": "9.7.16.5.14", "ptx_isa": "9.4"},
+                    "says": (
+                        "the .f64 syntax of mma lists a shape .m8n84 (meant .m8n8k4, which it "
+                        "also lists)"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse "
+                        "mma.sync.aligned.m8n84.row.col.f64.f64.f64.f64 on every target"
+                    ),
+                    "ptxas": "Unknown modifier '.m8n84'",
+                },
+            ],
         },
     ),
     (
@@ -5926,6 +5960,84 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "tcgen05_mma_ws", "when": {"ws": True, "sp": False}},
                         {"name": "tcgen05_mma_ws_sp", "when": {"ws": True, "sp": True}},
                     ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "ashift-collector-fill-seed002",
+                    "proposal": (
+                        "instruction:tcgen05_mma:value:collector_usage:.collector::a::fill"
+                    ),
+                    "location": {"section": "9.7.16.10.9.2"},
+                    "says": (
+                        "seed 002's syntax of tcgen05.mma.sp gives .ashift{.collector_usage} "
+                        "with .collector_usage = { .collector::a::op }, ::op = { ::fill, "
+                        "::use, ::lastuse, ::discard* }"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse "
+                        "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::fill (and "
+                        ".kind::i8) on every target; the spec's rule ashift-collector allows "
+                        ".ashift only with ::lastuse or ::discard"
+                    ),
+                    "ptxas": (
+                        "Modifier '.collector::a::fill' cannot be combined with modifier "
+                        "'.ashift'"
+                    ),
+                },
+                {
+                    "id": "ashift-collector-use-seed002",
+                    "proposal": "instruction:tcgen05_mma:value:collector_usage:.collector::a::use",
+                    "location": {"section": "9.7.16.10.9.2"},
+                    "says": "seed 002's .ashift{.collector_usage} allows .collector::a::use",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse "
+                        "tcgen05.mma.sp.cta_group::1.kind::f16.ashift.collector::a::use (and "
+                        ".kind::i8) on every target (rule ashift-collector)"
+                    ),
+                    "ptxas": (
+                        "Modifier '.collector::a::use' cannot be combined with modifier "
+                        "'.ashift'"
+                    ),
+                },
+                {
+                    "id": "ashift-collector-fill-94",
+                    "proposal": (
+                        "instruction:tcgen05_mma:value:collector_a_usage:.collector::a::fill"
+                    ),
+                    "location": {"section": "9.7.18.10.10.1", "ptx_isa": "9.4"},
+                    "says": (
+                        "the 9.4 syntax gives .ashift{.collector_a_usage} with "
+                        ".collector_a_usage = { .collector::a::fill, ::use, ::lastuse, "
+                        "::discard }"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse .ashift with .collector::a::fill on every "
+                        "target (rule ashift-collector), as for seed 002's syntax"
+                    ),
+                    "ptxas": (
+                        "Modifier '.collector::a::fill' cannot be combined with modifier "
+                        "'.ashift'"
+                    ),
+                },
+                {
+                    "id": "ashift-collector-use-94",
+                    "proposal": (
+                        "instruction:tcgen05_mma:value:collector_a_usage:.collector::a::use"
+                    ),
+                    "location": {"section": "9.7.18.10.10.1", "ptx_isa": "9.4"},
+                    "says": (
+                        "the 9.4 syntax's .ashift{.collector_a_usage} allows "
+                        ".collector::a::use"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse .ashift with .collector::a::use on every "
+                        "target (rule ashift-collector)"
+                    ),
+                    "ptxas": (
+                        "Modifier '.collector::a::use' cannot be combined with modifier "
+                        "'.ashift'"
+                    ),
                 },
             ],
         },

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ptxgen.errors import Diagnostic, SpecError
 from ptxgen.load import Document
+from ptxgen.validate.errata import check_errata
 from ptxgen.validate.instructions import check_instructions, check_targets
 from ptxgen.validate.schema import check_schema
 from ptxgen.validate.semantic import check_semantics
@@ -54,6 +55,7 @@ def check(docs: list[Document]) -> Validated:
         errors.extend(found)
         if not found:
             schema_ok.setdefault(doc.schema_name, []).append(doc)
+            errors.extend(check_errata(doc))
     targets: Document | None = None
     passed: tuple[tuple[Document, int], ...] = ()
     for name, group in schema_ok.items():
