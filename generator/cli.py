@@ -167,6 +167,17 @@ def _build_parser() -> argparse.ArgumentParser:
     json_arg(pr, "the proposals (schema ptxgen-probe/1)")
     pr.add_argument("--jobs", type=int, default=None, metavar="N",
                     help="parallel ptxas runs (default: the number of CPUs)")
+    li = sub.add_parser("lint", help="check PTX files against the spec: forms, support on "
+                                     "their target and version, descriptor values (exit 0 "
+                                     "clean, 1 findings, 2 error)")
+    li.add_argument("paths", nargs="+", metavar="PATH", help="PTX files, or folders of them")
+    li.add_argument("--target", metavar="T", help="check for this target instead of each "
+                    "module's .target")
+    li.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
+                    help="check at this PTX ISA version instead of each module's .version")
+    li.add_argument("--toolkit", metavar="CUDA", help="as this CUDA toolkit's ptxas (the "
+                    "spec's recorded deviations apply)")
+    json_arg(li, "the findings and counts")
     return p
 
 
@@ -588,6 +599,17 @@ def _support(args: Any) -> int:
     return code
 
 
+def _lint(args: Any) -> int:
+    from ptxgen.lint import LintError, lint, render
+
+    try:
+        report = lint(args.paths, args.target, args.ptx_isa, args.toolkit)
+    except LintError as exc:
+        raise UsageError(str(exc)) from None
+    print(render(report, args.json))
+    return report.exit_code
+
+
 def _probe(args: Any) -> int:
     import json
     import os
@@ -618,7 +640,7 @@ def _probe(args: Any) -> int:
 
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
              "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
-             "support": _support, "probe": _probe}
+             "support": _support, "probe": _probe, "lint": _lint}
 
 
 class _Args:
