@@ -69,8 +69,15 @@ class Checker:
         self.toolkit = toolkit
         self.targets = iset.targets if toolkit is None else iset.targets.for_toolkit(toolkit)
         self._lookups: dict[str, Lookup] = {}
+        self._cands: dict[str, bool] = {}
         self._heads = {i.name.split(".")[0] for i in iset.instructions}
         self._names = sorted(i.name for i in iset.instructions)
+
+    def _candidates(self, opcode: str) -> bool:
+        hit = self._cands.get(opcode)
+        if hit is None:
+            hit = self._cands[opcode] = bool(self.iset.for_opcode(opcode))
+        return hit
 
     def lookup(self, opcode: str) -> Lookup:
         hit = self._lookups.get(opcode)
@@ -91,7 +98,8 @@ class Checker:
             values: Values | None = None
             for st in fn.statements:
                 counts.instructions += 1
-                cands = self.iset.for_opcode(st.opcode)
+                head = st.opcode.split(".", 1)[0]
+                cands = self._candidates(st.opcode) if head in self._heads else None
                 if not cands:
                     f = self._misspelt(path, st)
                     if f is not None:
@@ -99,7 +107,6 @@ class Checker:
                         counts.checked += 1
                     else:
                         counts.skipped += 1
-                        head = st.opcode.split(".")[0]
                         counts.skipped_opcodes[head] = counts.skipped_opcodes.get(head, 0) + 1
                     continue
                 counts.checked += 1

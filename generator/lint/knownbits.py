@@ -156,11 +156,9 @@ class Values:
     def __init__(self, statements: Iterable[Statement]) -> None:
         self._defs: dict[str, list[Statement]] = {}
         for st in statements:
-            if not st.operands:
-                continue
-            dest = st.operands[0]
-            if dest.startswith("{") and st.opcode.startswith("mov."):
-                continue  # an unpacking mov writes several registers: left unknown
+            dest = st.dest
+            if not dest or dest.startswith("{"):
+                continue  # an unpacking mov or a vector load: its registers left unknown
             self._defs.setdefault(dest, []).append(st)
         self._memo: dict[tuple[str, int], Known] = {}
         self._busy: set[str] = set()

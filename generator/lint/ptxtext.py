@@ -23,15 +23,35 @@ _TARGET = re.compile(r"\.target\s+([^;\n]+)")
 _FUNCTION = re.compile(r"\.(?:entry|func)\b")
 
 
-@dataclass(frozen=True)
 class Statement:
     """One instruction: ``opcode`` and its operands as written, where it starts."""
 
-    line: int
-    col: int
-    opcode: str
-    operands: tuple[str, ...]
-    text: str
+    __slots__ = ("_operands", "col", "line", "opcode", "rest")
+
+    def __init__(self, line: int, col: int, opcode: str, rest: str) -> None:
+        self.line, self.col, self.opcode, self.rest = line, col, opcode, rest
+        self._operands: tuple[str, ...] | None = None
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        """The operands, split at top-level commas (made on first use)."""
+        if self._operands is None:
+            self._operands = split_operands(self.rest)
+        return self._operands
+
+    @property
+    def dest(self) -> str:
+        """The first operand (the destination of most instructions)."""
+        if self.rest.startswith("{"):
+            return self.operands[0] if self.operands else ""
+        return self.rest.partition(",")[0].strip()
+
+    @property
+    def text(self) -> str:
+        return f"{self.opcode} {self.rest}".strip()
+
+    def __repr__(self) -> str:
+        return f"Statement({self.line}:{self.col} {self.text!r})"
 
 
 @dataclass
@@ -105,6 +125,14 @@ def read(text: str) -> Module:
     for lineno, line in enumerate(clean.split("\n"), 1):
         if not line.strip():
             continue
+        if depth and not pending and not inner and _simple(line):
+            body = line.strip()[:-1].rstrip()  # one whole instruction (most of nvcc's lines)
+            if body and body[0] not in ".@$" and ":" not in body.split(None, 1)[0]:
+                parts = body.split(None, 1)
+                current.statements.append(Statement(
+                    lineno, len(line) - len(line.lstrip()) + 1, parts[0],
+                    parts[1].strip() if len(parts) > 1 else ""))
+                continue
         pos = 0
         while pos < len(line):
             # the next piece ends at ';', '{' or '}'
@@ -154,6 +182,12 @@ def read(text: str) -> Module:
 
 
 _ENDS = re.compile(r"[;{}]")
+
+
+def _simple(line: str) -> bool:
+    """One statement and nothing else on the line: ends with its only ``;``, no braces."""
+    return line.rstrip().endswith(";") and line.count(";") == 1 and "{" not in line \
+        and "}" not in line
 
 
 def _in_statement(pending: list[tuple[int, int, str]], depth: int) -> bool:
@@ -221,8 +255,7 @@ def _statement(module: Module, current: Function, pending: list[tuple[int, int, 
     start = len(text) - len(text[offset:].lstrip())
     line, col = _position(pending, start)
     opcode, _, rest = _opcode_rest(body)
-    current.statements.append(Statement(line, col + 1, opcode,
-                                        split_operands(rest.strip()), body))
+    current.statements.append(Statement(line, col + 1, opcode, rest.strip()))
 
 
 _SPACE = re.compile(r"\s+")
