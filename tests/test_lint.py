@@ -240,3 +240,91 @@ def test_text_output_and_exit_codes(ptx: dict[str, Path], tmp_path: Path) -> Non
     assert r.code == 2 and r.err.startswith("ptxgen: error:") and "\n" not in r.err.strip()
     r = run_cli("lint", str(p), "--target", "sm100a")
     assert r.code == 2 and "did you mean 'sm_100a'" in r.err
+
+
+# -- CUDA / C++ sources: inline asm, each #if branch -----------------------------------------
+
+SOURCE = r'''#include <cstdint>
+__device__ void f(uint64_t a, uint64_t b, uint32_t idesc, uint32_t tmem, float x) {
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"
+               "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n\t}\n"
+               :: "r"(tmem), "l"(a), "l"(b), "r"(idesc), "r"(1));
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  asm volatile("elect.one.sync %0|%%p1, 0xffffffff;" : "=r"(idesc));
+#elif __CUDA_ARCH__ >= 900
+  asm volatile("tcgen05.fence::before_thread_sync;");
+#else
+  asm("fence.proxy.async.global::cta;");
+#endif
+#ifndef __CUDA_ARCH__
+  asm("this is host code, never PTX");
+#endif
+  asm volatile(R"(wgmma.commit_group.sync.aligned;
+wgmma.wait_group.sync.aligned 0;)");
+}
+'''
+
+
+def test_sources_every_branch_is_read(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(SOURCE)
+    found = _findings(src)
+    # typos in branches no single build compiles together, at their own line and column
+    assert [(f["line"], f["col"], f["rule"]) for f in found] == [
+        (9, 17, "unknown-instruction"), (13, 8, "form")]
+    _, report = lint(str(src))
+    s = report["summary"]
+    # the host-only branch is not read; every other statement is counted
+    assert s["instructions"] == 8 and s["skipped"] == 1  # setp
+
+
+def test_sources_support_where_the_guard_compiles_the_branch(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(SOURCE)
+    # on sm_90: only __CUDA_ARCH__ >= 900 holds, and tcgen05.fence is not there
+    found = [f for f in _findings(src, "--target", "sm_90") if f["rule"] == "unsupported"]
+    assert [(f["line"], f["col"]) for f in found] == [(11, 17), (18, 19), (19, 1)]
+    # on sm_100a the first branch is compiled: supported there
+    found = [f for f in _findings(src, "--target", "sm_100a") if f["rule"] == "unsupported"]
+    assert [(f["line"], f["col"]) for f in found] == [(18, 19), (19, 1)]
+
+
+GUARDS = [
+    "defined(__CUDA_ARCH__)", "__CUDA_ARCH__ >= 900",
+    "__CUDA_ARCH__ >= 1000 && __CUDA_ARCH__ < 1100",
+    "defined(__CUDA_ARCH_FEAT_SM90_ALL)", "defined(__CUDA_ARCH_FEAT_SM100_ALL)",
+    "defined(__CUDA_ARCH_FEAT_SM103_ALL)", "defined(__CUDA_ARCH_SPECIFIC__)",
+    "defined(__CUDA_ARCH_FAMILY_SPECIFIC__) && __CUDA_ARCH_FAMILY_SPECIFIC__ == 1000",
+    "!defined(__CUDA_ARCH_FEAT_SM90_ALL) && (__CUDA_ARCH__ / 100) == 9",
+    "__CUDA_ARCH_SPECIFIC__ == 1030 || __CUDA_ARCH__ == 800",
+]
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "sm_90a", "sm_100a", "sm_100f",
+                                    "sm_103a", "sm_120f"])
+def test_guards_agree_with_nvcc(target: str, tmp_path: Path) -> None:
+    """nvcc's own device pass for the target is the oracle for the branch each guard
+    selects."""
+    from ptxgen.lint.guards import allowed
+
+    src = tmp_path / "g.cu"
+    src.write_text("".join(f"#if {g}\nYES_{i}\n#else\nNO_{i}\n#endif\n"
+                           for i, g in enumerate(GUARDS)))
+    nvcc = toolkits.require("nvcc", "13.0")
+    arch = target.removeprefix("sm_")
+    out = subprocess.run([nvcc, "-E", "-gencode", f"arch=compute_{arch},code={target}",
+                          str(src)], capture_output=True, text=True, check=True).stdout
+    for i, g in enumerate(GUARDS):
+        taken = f"YES_{i}" in out.split()
+        assert f"NO_{i}" in out.split() or taken
+        assert allowed((g,), target) is taken, (g, target)
+
+
+def test_unknown_macros_leave_the_branch_open(tmp_path: Path) -> None:
+    from ptxgen.lint.guards import allowed
+
+    assert allowed(("defined(CUTE_ARCH_TMA_SM90_ENABLED)",), "sm_90a") is None
+    assert allowed(("defined(CUTE_ARCH_X) && __CUDA_ARCH__ < 900",), "sm_90a") is False
+    assert allowed(("MY_FLAG(3) || __CUDA_ARCH__ >= 900",), "sm_90a") is True

@@ -15,6 +15,8 @@ from pathlib import Path
 from ptxgen.lint.check import Checker, Counts, Finding, counts_text
 
 PTX_SUFFIXES = (".ptx",)
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx",
+                   ".inl", ".ipp", ".tcc")
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
@@ -34,12 +36,14 @@ class Report:
 
 
 def files_of(paths: list[str]) -> list[Path]:
-    """The PTX files named or found below the folders named, in a stable order."""
+    """The PTX files and CUDA / C++ sources named or found below the folders named, in a
+    stable order (a file named outright is read as a source by its suffix, else as PTX)."""
     out: list[Path] = []
     for text in paths:
         p = Path(text)
         if p.is_dir():
-            found = [q for q in p.rglob("*") if q.suffix in PTX_SUFFIXES and q.is_file()]
+            found = [q for q in p.rglob("*")
+                     if q.suffix in PTX_SUFFIXES + SOURCE_SUFFIXES and q.is_file()]
             out.extend(sorted(found))
         elif p.is_file():
             out.append(p)
@@ -51,6 +55,7 @@ def files_of(paths: list[str]) -> list[Path]:
 def lint(paths: list[str], target: str | None = None, version: str | None = None,
          toolkit: str | None = None) -> Report:
     from ptxgen.isa import ptx
+    from ptxgen.lint.cuda import asm_blocks
     from ptxgen.lint.ptxtext import read
 
     iset = ptx.instruction_set()
@@ -62,8 +67,11 @@ def lint(paths: list[str], target: str | None = None, version: str | None = None
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise LintError(f"{path}: cannot read: {exc.strerror}") from None
-        module = read(text)
-        found, counts = checker.check(os.fspath(path), module, target, version)
+        if path.suffix in SOURCE_SUFFIXES:
+            found, counts = checker.check_source(os.fspath(path), asm_blocks(text), target,
+                                                 version)
+        else:
+            found, counts = checker.check(os.fspath(path), read(text), target, version)
         report.findings.extend(found)
         report.counts.add(counts)
         report.files += 1

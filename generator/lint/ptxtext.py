@@ -128,10 +128,9 @@ def read(text: str) -> Module:
         if depth and not pending and not inner and _simple(line):
             body = line.strip()[:-1].rstrip()  # one whole instruction (most of nvcc's lines)
             if body and body[0] not in ".@$" and ":" not in body.split(None, 1)[0]:
-                parts = body.split(None, 1)
+                opcode, _, rest = _opcode_rest(body)
                 current.statements.append(Statement(
-                    lineno, len(line) - len(line.lstrip()) + 1, parts[0],
-                    parts[1].strip() if len(parts) > 1 else ""))
+                    lineno, len(line) - len(line.lstrip()) + 1, opcode, rest))
                 continue
         pos = 0
         while pos < len(line):
@@ -261,9 +260,17 @@ def _statement(module: Module, current: Function, pending: list[tuple[int, int, 
 _SPACE = re.compile(r"\s+")
 
 
+_OPCODE = re.compile(r"[\w.:$]+")
+
+
 def _opcode_rest(body: str) -> tuple[str, str, str]:
-    parts = _SPACE.split(body, maxsplit=1)
-    return parts[0], " ", parts[1] if len(parts) > 1 else ""
+    """The opcode (letters, digits, ``.``, ``:``, ``_``, ``$``) and what follows it; an
+    operand may follow without a space (``...b32{%0, %1}``)."""
+    m = _OPCODE.match(body)
+    if m is None or m.end() == 0:
+        parts = _SPACE.split(body, maxsplit=1)
+        return parts[0], " ", parts[1] if len(parts) > 1 else ""
+    return m.group(0), " ", body[m.end():].strip()
 
 
 def _position(pending: list[tuple[int, int, str]], index: int) -> tuple[int, int]:
