@@ -17,6 +17,7 @@ name so close to one of the spec's instructions that it is a misspelling
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ class Finding:
     valid: str  # what would be valid
 
     def text(self) -> str:
-        tail = f"; valid: {self.valid}" if self.valid else ""
+        tail = f"; valid: {self.valid}" if self.valid and self.valid not in self.message else ""
         return f"{self.file}:{self.line}:{self.col}: {self.message} [{self.rule}]{tail}"
 
     def as_json(self) -> dict[str, Any]:
@@ -409,7 +410,11 @@ def _bit_list(mask: int) -> str:
 
 
 def _rule_hint(problem: str) -> str:
-    return problem.split("allowed: ", 1)[1] if "allowed: " in problem else ""
+    """What would be valid, from a descriptor rule's problem text: its "allowed: ..." or
+    the rule's own statement (without the values found and the rule id)."""
+    if "allowed: " in problem:
+        return problem.split("allowed: ", 1)[1]
+    return re.sub(r"\s*\([^()]*\)\s*\[[\w.-]+\]$", "", problem)
 
 
 def _closest(found: Lookup) -> str:
