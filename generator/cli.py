@@ -197,6 +197,17 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="only these sections (a number such as 9.7.10.6, or a title word)")
     spec_arg(di)
     json_arg(di, "what was written")
+    li = sub.add_parser("lint", help="check PTX files against the spec: forms, support on "
+                                     "their target and version, descriptor values (exit 0 "
+                                     "clean, 1 findings, 2 error)")
+    li.add_argument("paths", nargs="+", metavar="PATH", help="PTX files, or folders of them")
+    li.add_argument("--target", metavar="T", help="check for this target instead of each "
+                    "module's .target")
+    li.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
+                    help="check at this PTX ISA version instead of each module's .version")
+    li.add_argument("--toolkit", metavar="CUDA", help="as this CUDA toolkit's ptxas (the "
+                    "spec's recorded deviations apply)")
+    json_arg(li, "the findings and counts")
     return p
 
 
@@ -690,6 +701,17 @@ def _support(args: Any) -> int:
     return code
 
 
+def _lint(args: Any) -> int:
+    from ptxgen.lint import LintError, lint, render
+
+    try:
+        report = lint(args.paths, args.target, args.ptx_isa, args.toolkit)
+    except LintError as exc:
+        raise UsageError(str(exc)) from None
+    print(render(report, args.json))
+    return report.exit_code
+
+
 def _probe(args: Any) -> int:
     import json
     import os
@@ -754,7 +776,7 @@ def _doc(args: Any) -> int:
 
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
              "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
-             "support": _support, "probe": _probe, "doc": _doc}
+             "support": _support, "probe": _probe, "doc": _doc, "lint": _lint}
 
 
 class _Args:

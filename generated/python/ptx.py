@@ -7183,7 +7183,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "choice": [
-                                {"name": "a_desc", "kind": "register", "type": "b64"},
+                                {
+                                    "name": "a_desc",
+                                    "kind": "register",
+                                    "type": "b64",
+                                    "descriptor": {"name": "wgmma_desc"},
+                                },
                                 {
                                     "name": "a_regs",
                                     "kind": "vector",
@@ -7193,7 +7198,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             ],
                         },
-                        {"name": "b_desc", "kind": "register", "type": "b64"},
+                        {
+                            "name": "b_desc",
+                            "kind": "register",
+                            "type": "b64",
+                            "descriptor": {"name": "wgmma_desc"},
+                        },
                         {"name": "scale_d", "kind": "predicate"},
                         {
                             "name": "imm_scale_a",
@@ -7417,7 +7427,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "choice": [
-                                {"name": "a_desc", "kind": "register", "type": "b64"},
+                                {
+                                    "name": "a_desc",
+                                    "kind": "register",
+                                    "type": "b64",
+                                    "descriptor": {"name": "wgmma_desc"},
+                                },
                                 {
                                     "name": "a_regs",
                                     "kind": "vector",
@@ -7427,7 +7442,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 },
                             ],
                         },
-                        {"name": "b_desc", "kind": "register", "type": "b64"},
+                        {
+                            "name": "b_desc",
+                            "kind": "register",
+                            "type": "b64",
+                            "descriptor": {"name": "wgmma_desc"},
+                        },
                         {"name": "sp_meta", "kind": "register", "type": "b32"},
                         {
                             "name": "sp_sel",
@@ -10701,9 +10721,11 @@ def wgmma_mma_async(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16).
-        a_desc: shared memory matrix descriptor of A (one of a_desc, a_regs).
+        a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor:
+            ptxgen.isa.wgmma_desc] (one of a_desc, a_regs).
         a_regs: A fragment in registers (one of a_desc, a_regs).
-        b_desc: shared memory matrix descriptor of B.
+        b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor:
+            ptxgen.isa.wgmma_desc].
         scale_d: false computes D = A * B.
         imm_scale_a: 1, or -1 to negate A (only when atype = {bf16, e4m3, e5m2, f16, tf32}).
         imm_scale_b: 1, or -1 to negate B (only when atype = {bf16, e4m3, e5m2, f16, tf32}).
@@ -10777,9 +10799,11 @@ def wgmma_mma_async_sp(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16).
-        a_desc: shared memory matrix descriptor of A (one of a_desc, a_regs).
+        a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor:
+            ptxgen.isa.wgmma_desc] (one of a_desc, a_regs).
         a_regs: A fragment in registers (one of a_desc, a_regs).
-        b_desc: shared memory matrix descriptor of B.
+        b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor:
+            ptxgen.isa.wgmma_desc].
         sp_meta: the sparsity metadata (positions of the non-zero elements of A).
         sp_sel: the sparsity selector (which threads hold the metadata).
         scale_d: false computes D = A * B.

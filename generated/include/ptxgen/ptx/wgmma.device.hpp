@@ -211,8 +211,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms0(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
@@ -313,7 +313,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms1(PtxgenA0& d, const PtxgenA1& a_reg
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
@@ -434,8 +434,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms2(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
@@ -552,7 +552,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms3(PtxgenA0& d, const PtxgenA1& a_reg
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  *   imm_scale_a: 1, or -1 to negate A
  *   imm_scale_b: 1, or -1 to negate B
@@ -656,8 +656,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms4(PtxgenA0& d, PtxgenA1 a_desc, Ptxg
  *   PtxgenBitop: bitop (none, and). the single-bit operation of .b1 (.and.popc only)
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -753,7 +753,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_forms5(PtxgenA0& d, const PtxgenA1& a_reg
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   scale_d: false computes D = A * B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
@@ -837,8 +837,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms0(PtxgenA0& d, PtxgenA1 a_desc, P
  *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
@@ -944,7 +944,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms1(PtxgenA0& d, const PtxgenA1& a_
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
@@ -1070,8 +1070,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms2(PtxgenA0& d, PtxgenA1 a_desc, P
  *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
@@ -1193,7 +1193,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms3(PtxgenA0& d, const PtxgenA1& a_
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
@@ -1299,8 +1299,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms4(PtxgenA0& d, PtxgenA1 a_desc, P
  *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
- *   a_desc: shared memory matrix descriptor of A
- *   b_desc: shared memory matrix descriptor of B
+ *   a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
@@ -1398,7 +1398,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_forms5(PtxgenA0& d, const PtxgenA1& a_
  * Operands:
  *   d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16)
  *   a_regs: A fragment in registers
- *   b_desc: shared memory matrix descriptor of B
+ *   b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor: ptxgen/wgmma_desc.hpp]
  *   sp_meta: the sparsity metadata (positions of the non-zero elements of A)
  *   sp_sel: the sparsity selector (which threads hold the metadata)
  *   scale_d: false computes D = A * B
