@@ -79,7 +79,16 @@ for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async elect gemm gemm_sp gemm_f
     -o junit_family=xunit1 --junitxml="$WORK/junit_$m.xml" "${par[@]}"
 done
 want bench_gemm && run gemm 600 python3 examples/wgmma_gemm/bench.py --variants --json "$WORK/gemm.json"
-want bench_gemm_sp && run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
+# The SM clock, power and clock-event reasons every 200 ms while the sparse GEMM is timed.
+smi_q=clocks.sm,power.draw,power.limit,clocks_event_reasons.active
+nvidia-smi --query-gpu=$smi_q --format=csv,noheader,nounits >/dev/null 2>&1 ||
+  smi_q=clocks.sm,power.draw,power.limit,clocks_throttle_reasons.active
+if want bench_gemm_sp; then
+  nvidia-smi --query-gpu=$smi_q --format=csv,noheader,nounits -lms 200 >"$WORK/smi_gemm_sp.csv" 2>&1 &
+  smi_pid=$!
+  run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
+  kill "$smi_pid" 2>/dev/null
+fi
 if want bench_gemm_sp && [ ! -s "$WORK/gemm_sp.json" ]; then  # e.g. a GPU fault in one configuration: the other alone
   run gemm_sp_cluster1 240 python3 examples/sparse_gemm/bench.py --variants --configs cluster1 \
     --json "$WORK/gemm_sp.json"
@@ -101,7 +110,7 @@ want bench_gemm_fp8 && run gemm_fp8 300 python3 examples/fp8_gemm/bench.py --jso
 if want report; then
   python3 tests/gpu/report.py --out docs/gpu-results.md --gemm "$WORK/gemm.json" \
     --gemm-sp "$WORK/gemm_sp.json" --gemm-fp8 "$WORK/gemm_fp8.json" \
-    --profile-sp "$WORK/ncu_gemm_sp.txt" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
+    --profile-sp "$WORK/ncu_gemm_sp.txt" --smi-sp "$WORK/smi_gemm_sp.csv" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
     | tee -a "$OUT_DIR/run.log"
   cp docs/gpu-results.md "$OUT_DIR/gpu-results.md"
 fi

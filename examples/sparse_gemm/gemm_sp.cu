@@ -149,8 +149,9 @@ __device__ __forceinline__ void consume_stages(float (&d)[BN / 2], const uint2 (
                        wgmma_mma_async_sp_btype::bf16>(d, da[2 * g + 1], db[2 * g + 1],
                                                        meta[g].y, imm_t<0>{}, true, imm_t<1>{},
                                                        imm_t<1>{}, imm_t<0>{}, imm_t<0>{});
+    if (G > 1) wgmma_commit_group();  // one commit group per stage: released one by one
   }
-  wgmma_commit_group();
+  if (G == 1) wgmma_commit_group();
 }
 
 // Waits for the group issued by consume_stages (see the consumer loop for why at once).
@@ -302,17 +303,25 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
           }
         }
-        finish_stages(d);
-        if (tid == 0) {  // the group has completed: its stages go back to the producers
-#pragma unroll
-          for (int g = 0; g < G; ++g) {
-            const int s = (it + g) % STAGES;
+        auto release = [&](int s) {  // this warpgroup is done with stage s
+          if (tid == 0) {
             shim::mbarrier_arrive(&empty[s]);
 #pragma unroll
             for (int i = 0; i + 1 < CLUSTER; ++i) {
               shim::mbarrier_arrive_shared_cluster(peer_empty[i] + 8 * s);
             }
           }
+        };
+        if constexpr (G == 2) {  // the first stage goes back while the second one's run
+          wgmma_wait_group(imm_t<1>{});
+          fence_operand(d);
+          release(it % STAGES);
+          finish_stages(d);
+          release((it + 1) % STAGES);
+        } else {
+          finish_stages(d);
+#pragma unroll
+          for (int g = 0; g < G; ++g) release((it + g) % STAGES);
         }
       }
 

@@ -154,6 +154,30 @@ def render_profile(text: str | None) -> list[str]:
                   "ncu first:", "", "| metric | unit | value |", "| --- | --- | ---: |", *rows]
 
 
+def render_clocks(text: str | None) -> list[str]:
+    """nvidia-smi's samples (SM clock MHz, power W, power limit W, clock-event reasons) taken
+    every 200 ms while the sparse GEMM benchmark ran."""
+    rows = []
+    for line in (text or "").splitlines():
+        parts = [x.strip() for x in line.split(",")]
+        try:
+            rows.append((float(parts[0]), float(parts[1]), float(parts[2]), int(parts[3], 16)))
+        except (ValueError, IndexError):
+            continue
+    busy = [r for r in rows if r[1] > 0.5 * r[2]]  # samples under load
+    if not busy:
+        return []
+    clocks = sorted(r[0] for r in busy)
+    reasons = 0
+    for r in busy:
+        reasons |= r[3]
+    return ["", f"While the sparse benchmark ran (nvidia-smi every 200 ms, {len(busy)} samples "
+            f"above half the power limit): SM clock median {clocks[len(clocks) // 2]:.0f} MHz "
+            f"(min {clocks[0]:.0f}, max {clocks[-1]:.0f}), power up to "
+            f"{max(r[1] for r in busy):.0f} W of {busy[0][2]:.0f} W, clock-event reasons seen "
+            f"{reasons:#x} (0x4: software power cap, 0x20 / 0x40: thermal slowdown)."]
+
+
 def render_fp8(gemm: dict | None) -> list[str]:
     out = ["", "## FP8 GEMM, e4m3 x e4m3 -> f32 -> bf16 (examples/fp8_gemm)", ""]
     if gemm is None:
@@ -207,7 +231,7 @@ def render_fp8(gemm: dict | None) -> list[str]:
 
 def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: str,
            gemm_sp: dict | None = None, gemm_fp8: dict | None = None,
-           profile_sp: str | None = None) -> str:
+           profile_sp: str | None = None, smi_sp: str | None = None) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = ["# GPU results", "",
            f"Produced by `{command}` on {now} (issues 8, 17, 29). Random operands: "
@@ -324,6 +348,7 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
         out += ["", "What limits it: see examples/wgmma_gemm/README.md."]
     out += render_sparse(gemm_sp)
     out += render_profile(profile_sp)
+    out += render_clocks(smi_sp)
     out += render_fp8(gemm_fp8)
 
     out += ["", "## Blackwell (tcgen05)", "",
@@ -357,6 +382,7 @@ def main() -> int:
     ap.add_argument("--gemm-sp", type=Path)
     ap.add_argument("--gemm-fp8", type=Path)
     ap.add_argument("--profile-sp", type=Path, help="ncu's output for one sparse GEMM launch")
+    ap.add_argument("--smi-sp", type=Path, help="nvidia-smi samples during the sparse benchmark")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", default="")
     ap.add_argument("--command", default="bash scripts/run_gpu.sh")
@@ -369,7 +395,9 @@ def main() -> int:
                 if args.gemm_fp8 and args.gemm_fp8.exists() else None)
     profile = (args.profile_sp.read_text(errors="replace")
                if args.profile_sp and args.profile_sp.exists() else None)
-    args.out.write_text(render(tests, gemm, args.seed, args.command, gemm_sp, gemm_fp8, profile))
+    smi = args.smi_sp.read_text() if args.smi_sp and args.smi_sp.exists() else None
+    args.out.write_text(render(tests, gemm, args.seed, args.command, gemm_sp, gemm_fp8, profile,
+                               smi))
     print(f"wrote {args.out}: {len(tests)} tests, gemm={'yes' if gemm else 'no'}, "
           f"gemm_sp={'yes' if gemm_sp else 'no'}, gemm_fp8={'yes' if gemm_fp8 else 'no'}, "
           f"profile_sp={'yes' if profile else 'no'}")
