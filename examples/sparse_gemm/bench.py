@@ -1,9 +1,9 @@
 """Build, check and time the 2:4-sparse bf16 GEMM (gemm_sp.cu) against the dense GEMM of the
 same problem (torch.matmul on the decompressed A: cuBLAS) and, where the installed PyTorch has
 it, torch's semi-structured sparse matmul (torch.sparse.to_sparse_semi_structured).
-Both configurations of the kernel are checked and timed: CTA clusters of 2 sharing B tiles
-through TMA multicast, and single CTAs; the reported "ours" is the faster of those that are
-correct in this run (both are listed).
+Every kernel configuration of CONFIGS is checked and timed (CTA clusters of 1, 2 or 4, the
+larger sharing B tiles through TMA multicast; one or two stages per wgmma group); the
+reported "ours" is the fastest of those that are correct in this run (all are listed).
 
     python3 examples/sparse_gemm/bench.py [--size 8192] [--variants] [--json out.json]
 

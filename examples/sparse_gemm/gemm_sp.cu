@@ -22,9 +22,10 @@
 // (8 KB), the 256 x 64 B tile (32 KB) and the tile's 1 KB of metadata into a ring of STAGES
 // shared-memory stages, each guarded by a "full" and an "empty" mbarrier. Warpgroups 1 and 2
 // each compute 64 x 256 of the 128 x 256 output tile with two m64n256k32 per stage (64 dense
-// K) as one wgmma group, waited for (wait_group 0: see consume_stage) before the stage is
-// released; the two consumers' groups alternate on the tensor cores. With cluster = 2, two
-// CTAs share each B tile through TMA multicast (see gemm_sp_kernel).
+// K) as one wgmma group, waited for (wait_group 0: see consume_stages) before the stage is
+// released; the two consumers' groups alternate on the tensor cores. With cluster = 2 (4),
+// two (four) CTAs share each B tile through TMA multicast (see gemm_sp_kernel). With G = 2
+// (group_stages) a group covers two stages (see consume_stages and the consumer loop).
 //
 // Metadata layout (PTX ISA 9.7.15.6.2, Figure 176; tests/gpu/test_wgmma_sp.py checks it
 // instruction by instruction): with sp-sel 0, thread 4g + j (j = 0, 1) of warp w holds, for
@@ -171,12 +172,12 @@ __device__ __forceinline__ void tile_coords(int tile, int num_m, int num_n, int 
   nb = in_group / gm;
 }
 
-// CLUSTER 1: one CTA per tile as above. CLUSTER 2: CTAs 2i and 2i + 1 form a cluster that
-// works on two row blocks of the same column block; each loads its own A and metadata and
-// half of the B tile (128 of its 256 rows), multicast into both CTAs' shared memory, so B
-// crosses L2 once for the two. A stage is then released to the producers only when the
-// consumers of both CTAs are done with it (the "empty" barrier counts 4 arrivals, 2 of them
-// from the other CTA).
+// CLUSTER 1: one CTA per tile as above. CLUSTER 2 (4): CTAs ci .. ci + CLUSTER - 1 form a
+// cluster that works on CLUSTER row blocks of the same column block; each loads its own A and
+// metadata and 1 / CLUSTER of the B tile (256 / CLUSTER of its rows), multicast into every
+// CTA's shared memory of the cluster, so B crosses L2 once for them. A stage is then released
+// to the producers only when the consumers of every CTA are done with it (the "empty" barrier
+// counts 2 CLUSTER arrivals, 2 of them from each other CTA).
 template <int STAGES, int CLUSTER, int G>
 __global__ void __launch_bounds__(THREADS, 1)
     gemm_sp_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
@@ -273,7 +274,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     // group still queued and the H100 computed with it (wrong C, worse the less the consumer
     // waited for data). fence_operand cannot prevent that: it binds nvcc's front end, and the
     // empty asm does not reach ptxas. So each stage waits for its own group (wait_group 0,
-    // in consume_stage) before the next metadata load, as CUTLASS's sparse mainloop does;
+    // in finish_stages) before the next metadata load, as CUTLASS's sparse mainloop does;
     // the other consumer warpgroup's group keeps the tensor cores busy meanwhile.
     int it = 0;
     for (int unit = first; unit < units; unit += step) {

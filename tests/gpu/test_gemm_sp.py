@@ -2,8 +2,9 @@
 every element written, equal to the dense GEMM of the decompressed A (torch.matmul, cuBLAS)
 within bf16 rounding and to a float64 reference, with one and with several tiles per CTA,
 both pipeline depths, a partial tile group, C following the metadata, and sizes it must
-refuse; single CTAs first, then clusters of 2 sharing B through TMA multicast (a GPU fault
-there cannot take the single-CTA results with it).
+refuse; single CTAs first, then clusters of 2 and of 4 sharing B through TMA multicast, then
+two stages per wgmma group (ptxgen_gemm_sp_bf16_config) with every cluster size built (a GPU
+fault in a later kernel cannot take the earlier results with it).
 (The 8192^3 case, timed, is examples/sparse_gemm/bench.py.)"""
 
 from __future__ import annotations
