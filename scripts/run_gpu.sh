@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Issues 8 and 17: run every GPU test and both GEMM benchmarks (the dense wgmma GEMM at 8192^3,
-# 4096^3 and 8192 x 8192 x 2048, each in several kernel configurations, and the
-# 2:4-sparse one), and write docs/gpu-results.md. Needs an H100 / H200 (sm_90a), nvcc,
+# Issues 8, 17 and 29: run every GPU test and the three GEMM benchmarks (the dense wgmma GEMM
+# at 8192^3, 4096^3 and 8192 x 8192 x 2048, each in several kernel configurations, the
+# 2:4-sparse one, profiled once with ncu where it can read the counters, and the FP8 one
+# against torch._scaled_mm at the same three sizes), and write docs/gpu-results.md. Needs an H100 / H200 (sm_90a), nvcc,
 # PyTorch and numpy: run it through the device tool, from the repository root:
 #
 #     bash scripts/run_gpu.sh "$OUT"
 #
 # Writes docs/gpu-results.md, and into OUT (default /tmp/ptxgen-gpu-out): gpu-results.md,
 # run.log (everything printed) and gpu-artifacts.tar.gz (JUnit XML, pytest and build logs,
-# gemm.json, gemm_sp.json). Kernels already built under PTXGEN_GPU_BUILD (same sources,
-# headers and flags) are reused; one that does not load there is rebuilt. Exit status: 0
-# when every test passed and both GEMMs are correct.
+# gemm.json, gemm_sp.json, gemm_fp8.json, ncu_gemm_sp.txt). Kernels already built under
+# PTXGEN_GPU_BUILD (same sources, headers and flags) are reused; one that does not load
+# there is rebuilt. Exit status: 0 when every test passed and the three GEMMs are correct.
+# The whole run took about 4 minutes on an H200 (the machine's start not counted).
 #
 # A run longer than one device call can be split: PTXGEN_GPU_STEPS names the steps to run
-# (build, the test modules mma_sync ... gemm_sp, bench_gemm, bench_gemm_sp, report; all by
-# default) and PTXGEN_GPU_WORK keeps the results between the calls, e.g.
+# (build, the test modules mma_sync ... gemm_fp8, bench_gemm, bench_gemm_sp, profile_gemm_sp,
+# bench_gemm_fp8, report; all by default) and PTXGEN_GPU_WORK keeps the results between the
+# calls, e.g.
 #     PTXGEN_GPU_WORK=/tmp/w PTXGEN_GPU_STEPS="build mma_sync wgmma async" bash scripts/run_gpu.sh
 #     PTXGEN_GPU_WORK=/tmp/w PTXGEN_GPU_STEPS="wgmma_sp bench_gemm report" bash scripts/run_gpu.sh
 set -uo pipefail
@@ -55,16 +58,17 @@ for lib in sorted(base.glob("*/lib*.so")) if base.is_dir() else []:
         print(f"dropping {lib.parent.name}: {e}")
         shutil.rmtree(lib.parent)
 PY
-# Build the test libraries and both GEMMs in parallel (cached under PTXGEN_GPU_BUILD).
+# Build the test libraries and the three GEMMs in parallel (cached under PTXGEN_GPU_BUILD).
 want build && run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
   python3 examples/wgmma_gemm/bench.py --build-only & p2=$!
   python3 examples/sparse_gemm/bench.py --build-only & p3=$!
-  wait $p1 && wait $p2 && wait $p3'
+  python3 examples/fp8_gemm/bench.py --build-only & p4=$!
+  wait $p1 && wait $p2 && wait $p3 && wait $p4'
 # One pytest process per module: a GPU fault poisons only its own CUDA context.
 # The 1,000-odd sparse wgmma tests spread over 4 processes where pytest-xdist is installed.
 xdist=()
 python3 -c "import xdist" 2>/dev/null && xdist=(-n 4)
-for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async gemm gemm_sp; do
+for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async elect gemm gemm_sp gemm_fp8; do
   want "$m" || continue
   limit=600
   [ "$m" = gemm_sp ] && limit=240  # a protocol error of the cluster kernel must not eat the run
@@ -75,14 +79,38 @@ for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async gemm gemm_sp; do
     -o junit_family=xunit1 --junitxml="$WORK/junit_$m.xml" "${par[@]}"
 done
 want bench_gemm && run gemm 600 python3 examples/wgmma_gemm/bench.py --variants --json "$WORK/gemm.json"
-want bench_gemm_sp && run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
+# The SM clock, power and clock-event reasons every 200 ms while the sparse GEMM is timed.
+smi_q=clocks.sm,power.draw,power.limit,clocks_event_reasons.active
+nvidia-smi --query-gpu=$smi_q --format=csv,noheader,nounits >/dev/null 2>&1 ||
+  smi_q=clocks.sm,power.draw,power.limit,clocks_throttle_reasons.active
+if want bench_gemm_sp; then
+  nvidia-smi --query-gpu=$smi_q --format=csv,noheader,nounits -lms 200 >"$WORK/smi_gemm_sp.csv" 2>&1 &
+  smi_pid=$!
+  run gemm_sp 240 python3 examples/sparse_gemm/bench.py --variants --json "$WORK/gemm_sp.json"
+  kill "$smi_pid" 2>/dev/null
+fi
 if want bench_gemm_sp && [ ! -s "$WORK/gemm_sp.json" ]; then  # e.g. a GPU fault in one configuration: the other alone
   run gemm_sp_cluster1 240 python3 examples/sparse_gemm/bench.py --variants --configs cluster1 \
     --json "$WORK/gemm_sp.json"
 fi
+# One launch of the reported sparse configuration under Nsight Compute (the clocks left as
+# they are): what limits it, in docs/gpu-results.md. Not a pass / fail step.
+if want profile_gemm_sp && command -v ncu >/dev/null && [ -s "$WORK/gemm_sp.json" ]; then
+  cfg=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['reported'])" \
+    "$WORK/gemm_sp.json")
+  echo "== profile_gemm_sp: ncu on $cfg" | tee -a "$OUT_DIR/run.log"
+  timeout 180 ncu --clock-control none -k regex:gemm_sp_kernel --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats \
+    --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+    python3 examples/sparse_gemm/bench.py --configs "$cfg" --rounds 1 --iters 1 --warmup 1 \
+    >"$WORK/ncu_gemm_sp.txt" 2>&1
+  echo "== profile_gemm_sp: exit $? (not counted)" | tee -a "$OUT_DIR/run.log"
+fi
+want bench_gemm_fp8 && run gemm_fp8 300 python3 examples/fp8_gemm/bench.py --json "$WORK/gemm_fp8.json"
 if want report; then
   python3 tests/gpu/report.py --out docs/gpu-results.md --gemm "$WORK/gemm.json" \
-    --gemm-sp "$WORK/gemm_sp.json" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
+    --gemm-sp "$WORK/gemm_sp.json" --gemm-fp8 "$WORK/gemm_fp8.json" \
+    --profile-sp "$WORK/ncu_gemm_sp.txt" --smi-sp "$WORK/smi_gemm_sp.csv" --seed "$PTXGEN_GPU_SEED" "$WORK"/junit_*.xml \
     | tee -a "$OUT_DIR/run.log"
   cp docs/gpu-results.md "$OUT_DIR/gpu-results.md"
 fi

@@ -21,7 +21,9 @@ from gpu import build
 ROOT = Path(__file__).resolve().parents[1]
 
 
-EXAMPLES = ("wgmma_gemm", "sparse_gemm")
+#: The GEMM examples, each built by its bench.py's build() (fp8_gemm: examples/wgmma_gemm/gemm.cu
+#: with -DPTXGEN_GEMM_E4M3, the e4m3 kernels, four of them).
+EXAMPLES = ("wgmma_gemm", "sparse_gemm", "fp8_gemm")
 
 
 def test_async_kernels_take_every_instruction_from_ptxgen() -> None:

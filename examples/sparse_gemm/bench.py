@@ -1,9 +1,9 @@
 """Build, check and time the 2:4-sparse bf16 GEMM (gemm_sp.cu) against the dense GEMM of the
 same problem (torch.matmul on the decompressed A: cuBLAS) and, where the installed PyTorch has
 it, torch's semi-structured sparse matmul (torch.sparse.to_sparse_semi_structured).
-Both configurations of the kernel are checked and timed: CTA clusters of 2 sharing B tiles
-through TMA multicast, and single CTAs; the reported "ours" is the faster of those that are
-correct in this run (both are listed).
+Every kernel configuration of CONFIGS is checked and timed (CTA clusters of 1, 2 or 4, the
+larger sharing B tiles through TMA multicast; one or two stages per wgmma group); the
+reported "ours" is the fastest of those that are correct in this run (all are listed).
 
     python3 examples/sparse_gemm/bench.py [--size 8192] [--variants] [--json out.json]
 
@@ -38,8 +38,10 @@ SOURCES = [HERE / "gemm_sp.cu", ROOT / "examples" / "common" / "async_shim.cuh"]
 FLAGS = ["-std=c++17", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC",
          "-shared", "-Xptxas", "-v"]
 
-#: The kernel configurations (stages, group_m, cluster) checked and timed with the others.
-CONFIGS = {"cluster2": (5, 16, 2), "cluster1": (5, 16, 1)}
+#: The kernel configurations (stages, group_m, cluster, group_stages) checked and timed with
+#: the others; "+g2": two stages per wgmma group (ptxgen_gemm_sp_bf16_config).
+CONFIGS = {"cluster2+g2": (5, 16, 2, 2), "cluster2": (5, 16, 2, 1), "cluster4+g2": (5, 16, 4, 2),
+           "cluster1+g2": (5, 16, 1, 2), "cluster1": (5, 16, 1, 1)}
 
 #: (stages, group_m) of the variants timed afterwards with the reported configuration's cluster.
 VARIANTS = [(5, 16), (4, 16), (5, 8), (5, 32)]
@@ -73,6 +75,8 @@ def load() -> Any:
     lib = ctypes.CDLL(str(build()[0]))
     lib.ptxgen_gemm_sp_bf16.restype = ctypes.c_int
     lib.ptxgen_gemm_sp_bf16.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 7
+    lib.ptxgen_gemm_sp_bf16_config.restype = ctypes.c_int
+    lib.ptxgen_gemm_sp_bf16_config.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int] * 8
     lib.ptxgen_gemm_sp_error_string.restype = ctypes.c_char_p
     lib.ptxgen_gemm_sp_error_string.argtypes = [ctypes.c_int]
     return lib
@@ -140,9 +144,10 @@ def main() -> int:
     b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
     c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
 
-    def ours(stages: int, group_m: int, cluster: int) -> None:
-        err = lib.ptxgen_gemm_sp_bf16(a_c.data_ptr(), e.data_ptr(), b.data_ptr(), c.data_ptr(),
-                                      m, n, k, stages, group_m, 0, cluster)
+    def ours(stages: int, group_m: int, cluster: int, group_stages: int) -> None:
+        err = lib.ptxgen_gemm_sp_bf16_config(a_c.data_ptr(), e.data_ptr(), b.data_ptr(),
+                                             c.data_ptr(), m, n, k, stages, group_m, 0, cluster,
+                                             group_stages)
         if err != 0:
             msg = lib.ptxgen_gemm_sp_error_string(err).decode() if err < 1000 else "see gemm_sp.cu"
             raise RuntimeError(f"ptxgen_gemm_sp_bf16 returned {err}: {msg}")
@@ -253,15 +258,19 @@ def main() -> int:
         semi["tflops"] = flop / ms["semi"] / 1e9
         semi["ratio_vs_cublas"] = ms["cublas"] / ms["semi"]
         semi["ours_vs_semi"] = ms["semi"] / ms_ours
-    stages0, group0, cluster0 = CONFIGS[best]
+    stages0, group0, cluster0, gs0 = CONFIGS[best]
     variants = []
     if args.variants and timed:
         for st, gm in VARIANTS:
-            fn = lambda st=st, gm=gm: ours(st, gm, cluster0)  # noqa: E731
-            for _ in range(3):
-                fn()
+            fn = lambda st=st, gm=gm: ours(st, gm, cluster0, gs0)  # noqa: E731
+            try:
+                for _ in range(3):
+                    fn()
+            except RuntimeError:  # not built for this configuration (3001)
+                continue
             ts = time_calls(fn, args.iters * 2)
             variants.append({"stages": st, "group_m": gm, "cluster": cluster0,
+                             "group_stages": gs0,
                              "ms": statistics.median(ts),
                              "tflops": flop / statistics.median(ts) / 1e9})
         # the reported configuration is still complete and equal afterwards
@@ -291,7 +300,8 @@ def main() -> int:
         "configs": configs,
         "semi_structured": semi,
         "config": {"tile": "128x256x64 (dense K)", "stages": stages0, "group_m": group0,
-                   "cluster": cluster0, "consumers": 2, "persistent": True,
+                   "cluster": cluster0, "group_stages": gs0, "consumers": 2,
+                   "persistent": True,
                    "instruction": "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16"},
         "timing": {"warmup": args.warmup, "iters": args.iters, "rounds": args.rounds,
                    "spread_ms": {name: [min(t), max(t)] for name, t in times.items()}},

@@ -22,9 +22,10 @@
 // (8 KB), the 256 x 64 B tile (32 KB) and the tile's 1 KB of metadata into a ring of STAGES
 // shared-memory stages, each guarded by a "full" and an "empty" mbarrier. Warpgroups 1 and 2
 // each compute 64 x 256 of the 128 x 256 output tile with two m64n256k32 per stage (64 dense
-// K) as one wgmma group, waited for (wait_group 0: see consume_stage) before the stage is
-// released; the two consumers' groups alternate on the tensor cores. With cluster = 2, two
-// CTAs share each B tile through TMA multicast (see gemm_sp_kernel).
+// K) as one wgmma group, waited for (wait_group 0: see consume_stages) before the stage is
+// released; the two consumers' groups alternate on the tensor cores. With cluster = 2 (4),
+// two (four) CTAs share each B tile through TMA multicast (see gemm_sp_kernel). With G = 2
+// (group_stages) a group covers two stages (see consume_stages and the consumer loop).
 //
 // Metadata layout (PTX ISA 9.7.15.6.2, Figure 176; tests/gpu/test_wgmma_sp.py checks it
 // instruction by instruction): with sp-sel 0, thread 4g + j (j = 0, 1) of warp w holds, for
@@ -82,24 +83,32 @@ __device__ __forceinline__ void wait_parity(std::uint64_t* bar, std::uint32_t pa
 // 64 / 128 bytes, 8-row groups 512 / 1024 bytes apart (stride byte offset); the leading byte
 // offset is not used by swizzled K-major layouts. Instruction k of a stage starts 32 k bytes
 // into the compressed rows of A and 64 k bytes into the rows of B.
-__device__ __forceinline__ std::uint64_t desc_a(std::uint32_t addr) {
+//
+// CHECKED: encode() (checks every field at run time, traps on an invalid one: the kernels of
+// one stage per group, as written by hand first). Unchecked: encode_unchecked() (the kernels
+// of two stages per group, issue 29): no branches between the wait for a group and the next
+// issue; the fields are checked at compile time instead (below), the run-time addresses
+// being shared-memory offsets below 228 KB, which the 18-bit field holds.
+__host__ __device__ constexpr ptxgen::WgmmaDesc desc_fields(std::uint32_t addr, bool b) {
   ptxgen::WgmmaDesc d{};
   d.start_address = addr;
   d.leading_byte_offset = 16;
-  d.stride_byte_offset = 512;
+  d.stride_byte_offset = b ? 1024 : 512;
   d.base_offset = 0;
-  d.swizzle = ptxgen::WgmmaDesc::Swizzle::SWIZZLE_64B;
-  return d.encode();
+  d.swizzle = b ? ptxgen::WgmmaDesc::Swizzle::SWIZZLE_128B : ptxgen::WgmmaDesc::Swizzle::SWIZZLE_64B;
+  return d;
 }
 
+template <bool CHECKED = true>
+__device__ __forceinline__ std::uint64_t desc_a(std::uint32_t addr) {
+  const ptxgen::WgmmaDesc d = desc_fields(addr, false);
+  return CHECKED ? d.encode() : d.encode_unchecked();
+}
+
+template <bool CHECKED = true>
 __device__ __forceinline__ std::uint64_t desc_b(std::uint32_t addr) {
-  ptxgen::WgmmaDesc d{};
-  d.start_address = addr;
-  d.leading_byte_offset = 16;
-  d.stride_byte_offset = 1024;
-  d.base_offset = 0;
-  d.swizzle = ptxgen::WgmmaDesc::Swizzle::SWIZZLE_128B;
-  return d.encode();
+  const ptxgen::WgmmaDesc d = desc_fields(addr, true);
+  return CHECKED ? d.encode() : d.encode_unchecked();
 }
 
 // One stage of a consumer warpgroup: the stage's two m64n256k32 (64 dense K; instruction k
@@ -107,22 +116,47 @@ __device__ __forceinline__ std::uint64_t desc_b(std::uint32_t addr) {
 // sp-meta word k) as one wgmma group, waited for before returning (see the consumer loop).
 // The descriptors are computed before the fence so that only the two instructions lie
 // between it and the commit.
-__device__ __forceinline__ void consume_stage(float (&d)[BN / 2], uint2 meta,
-                                              std::uint32_t a_stage, std::uint32_t b_stage,
-                                              bool accumulate) {
-  const std::uint64_t da0 = desc_a(a_stage), da1 = desc_a(a_stage + 32);
-  const std::uint64_t db0 = desc_b(b_stage), db1 = desc_b(b_stage + 64);
+//
+// G stages per group (GROUP_STAGES, issue 29): the consumer waits for G stages and issues
+// their 2 G instructions as one group, so that the wait for the group's completion (which
+// the sp-meta race forces, see the consumer loop) comes once per G stages.
+// The unchecked descriptors' fields at the largest offsets the kernels use are valid.
+static_assert(desc_fields(5 * B_STAGE + 5 * A_STAGE - A_WG + 32, false).encode() != 0);
+static_assert(desc_fields(5 * B_STAGE - B_STAGE + 64, true).encode() != 0);
+
+template <int G>
+__device__ __forceinline__ void consume_stages(float (&d)[BN / 2], const uint2 (&meta)[G],
+                                               const std::uint32_t (&a_stage)[G],
+                                               const std::uint32_t (&b_stage)[G],
+                                               bool accumulate) {
+  std::uint64_t da[2 * G], db[2 * G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    da[2 * g] = desc_a<G == 1>(a_stage[g]);
+    da[2 * g + 1] = desc_a<G == 1>(a_stage[g] + 32);
+    db[2 * g] = desc_b<G == 1>(b_stage[g]);
+    db[2 * g + 1] = desc_b<G == 1>(b_stage[g] + 64);
+  }
   fence_operand(d);
   wgmma_fence();  // after the register writes (accumulators, sp-meta) it orders
-  wgmma_mma_async_sp<BN, wgmma_mma_async_sp_dtype::f32, wgmma_mma_async_sp_atype::bf16,
-                     wgmma_mma_async_sp_btype::bf16>(d, da0, db0, meta.x, imm_t<0>{}, accumulate,
-                                                     imm_t<1>{}, imm_t<1>{}, imm_t<0>{},
-                                                     imm_t<0>{});
-  wgmma_mma_async_sp<BN, wgmma_mma_async_sp_dtype::f32, wgmma_mma_async_sp_atype::bf16,
-                     wgmma_mma_async_sp_btype::bf16>(d, da1, db1, meta.y, imm_t<0>{}, true,
-                                                     imm_t<1>{}, imm_t<1>{}, imm_t<0>{},
-                                                     imm_t<0>{});
-  wgmma_commit_group();
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    wgmma_mma_async_sp<BN, wgmma_mma_async_sp_dtype::f32, wgmma_mma_async_sp_atype::bf16,
+                       wgmma_mma_async_sp_btype::bf16>(d, da[2 * g], db[2 * g], meta[g].x,
+                                                       imm_t<0>{}, accumulate || g > 0,
+                                                       imm_t<1>{}, imm_t<1>{}, imm_t<0>{},
+                                                       imm_t<0>{});
+    wgmma_mma_async_sp<BN, wgmma_mma_async_sp_dtype::f32, wgmma_mma_async_sp_atype::bf16,
+                       wgmma_mma_async_sp_btype::bf16>(d, da[2 * g + 1], db[2 * g + 1],
+                                                       meta[g].y, imm_t<0>{}, true, imm_t<1>{},
+                                                       imm_t<1>{}, imm_t<0>{}, imm_t<0>{});
+    if (G > 1) wgmma_commit_group();  // one commit group per stage: released one by one
+  }
+  if (G == 1) wgmma_commit_group();
+}
+
+// Waits for the group issued by consume_stages (see the consumer loop for why at once).
+__device__ __forceinline__ void finish_stages(float (&d)[BN / 2]) {
   wgmma_wait_group(imm_t<0>{});
   fence_operand(d);
 }
@@ -138,13 +172,13 @@ __device__ __forceinline__ void tile_coords(int tile, int num_m, int num_n, int 
   nb = in_group / gm;
 }
 
-// CLUSTER 1: one CTA per tile as above. CLUSTER 2: CTAs 2i and 2i + 1 form a cluster that
-// works on two row blocks of the same column block; each loads its own A and metadata and
-// half of the B tile (128 of its 256 rows), multicast into both CTAs' shared memory, so B
-// crosses L2 once for the two. A stage is then released to the producers only when the
-// consumers of both CTAs are done with it (the "empty" barrier counts 4 arrivals, 2 of them
-// from the other CTA).
-template <int STAGES, int CLUSTER>
+// CLUSTER 1: one CTA per tile as above. CLUSTER 2 (4): CTAs ci .. ci + CLUSTER - 1 form a
+// cluster that works on CLUSTER row blocks of the same column block; each loads its own A and
+// metadata and 1 / CLUSTER of the B tile (256 / CLUSTER of its rows), multicast into every
+// CTA's shared memory of the cluster, so B crosses L2 once for them. A stage is then released
+// to the producers only when the consumers of every CTA are done with it (the "empty" barrier
+// counts 2 CLUSTER arrivals, 2 of them from each other CTA).
+template <int STAGES, int CLUSTER, int G>
 __global__ void __launch_bounds__(THREADS, 1)
     gemm_sp_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                    const std::uint8_t* __restrict__ E, __nv_bfloat16* __restrict__ C, int M, int N,
@@ -164,7 +198,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int num_m = M / BM, num_n = N / BN, k_tiles = K / BK;
   // The work units: tiles (CLUSTER 1), or pairs of row blocks 2u, 2u + 1 of one column block
   // (CLUSTER 2: the CTA of cluster rank r takes row block 2u + r).
-  const int rank = CLUSTER == 2 ? static_cast<int>(shim::cluster_ctarank()) : 0;
+  const int rank = CLUSTER > 1 ? static_cast<int>(shim::cluster_ctarank()) : 0;
   const int units = num_m / CLUSTER * num_n;
   const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;
   const int unit_group_m = max(1, group_m / CLUSTER);
@@ -177,7 +211,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     shim::fence_mbarrier_init_release_cluster();
   }
-  if constexpr (CLUSTER == 2) {  // the other CTA's barriers are initialised before any use
+  if constexpr (CLUSTER > 1) {  // the other CTAs' barriers are initialised before any use
     shim::barrier_cluster_arrive_release();
     shim::barrier_cluster_wait_acquire();
   } else {
@@ -202,10 +236,10 @@ __global__ void __launch_bounds__(THREADS, 1)
           shim::mbarrier_arrive_expect_tx(&full[s], A_STAGE + B_STAGE + E_STAGE);
           shim::cp_async_bulk_tensor_2d_global_to_shared(s_a + s * A_STAGE, &tm_a, kt * (BK / 2),
                                                          mb * BM, &full[s]);
-          if constexpr (CLUSTER == 2) {
+          if constexpr (CLUSTER > 1) {
             shim::cp_async_bulk_tensor_2d_global_to_shared_multicast(
-                s_b + s * B_STAGE + rank * (B_STAGE / 2), &tm_b, kt * BK,
-                nb * BN + rank * (BN / 2), &full[s], 0b11);
+                s_b + s * B_STAGE + rank * (B_STAGE / CLUSTER), &tm_b, kt * BK,
+                nb * BN + rank * (BN / CLUSTER), &full[s], (1u << CLUSTER) - 1);
           } else {
             shim::cp_async_bulk_tensor_2d_global_to_shared(s_b + s * B_STAGE, &tm_b, kt * BK,
                                                            nb * BN, &full[s]);
@@ -227,9 +261,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     const std::uint32_t b_base = shim::smem_u32(s_b);
     // This thread's two metadata words (instructions 0 and 1) of each stage.
     const int e_off = (((c * 4 + warp) * 8 + lane / 4) * 2 + (lane & 1)) * 8;
-    // The other CTA's "empty" barriers (CLUSTER 2).
-    const std::uint32_t peer_empty =
-        CLUSTER == 2 ? shim::mapa_shared_cluster(shim::smem_u32(empty), rank ^ 1) : 0u;
+    // The other CTAs' "empty" barriers (CLUSTER > 1).
+    std::uint32_t peer_empty[CLUSTER > 1 ? CLUSTER - 1 : 1];
+#pragma unroll
+    for (int i = 0; i + 1 < CLUSTER; ++i) {
+      peer_empty[i] = shim::mapa_shared_cluster(shim::smem_u32(empty), rank ^ (i + 1));
+    }
     // sp-meta, like the A fragment registers, is read by the tensor cores when the
     // instruction executes, not when it is issued, and ptxas 13.0 treats its register as free
     // once the instruction is issued: with one group left in flight (wait_group 1, as
@@ -237,23 +274,55 @@ __global__ void __launch_bounds__(THREADS, 1)
     // group still queued and the H100 computed with it (wrong C, worse the less the consumer
     // waited for data). fence_operand cannot prevent that: it binds nvcc's front end, and the
     // empty asm does not reach ptxas. So each stage waits for its own group (wait_group 0,
-    // in consume_stage) before the next metadata load, as CUTLASS's sparse mainloop does;
+    // in finish_stages) before the next metadata load, as CUTLASS's sparse mainloop does;
     // the other consumer warpgroup's group keeps the tensor cores busy meanwhile.
     int it = 0;
     for (int unit = first; unit < units; unit += step) {
       int mu, nb;
       tile_coords(unit, num_m / CLUSTER, num_n, unit_group_m, mu, nb);
       const int mb = mu * CLUSTER + rank;
-      for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-        const int s = it % STAGES;
-        wait_parity(&full[s], (it / STAGES) & 1, gave_up);
-        const uint2 meta = *reinterpret_cast<const uint2*>(s_e + s * E_STAGE + e_off);
-        consume_stage(d, meta, a_base + s * A_STAGE, b_base + s * B_STAGE, kt > 0);
-        if (tid == 0) {  // the stage's group has completed
-          shim::mbarrier_arrive(&empty[s]);
-          if constexpr (CLUSTER == 2) {
-            shim::mbarrier_arrive_shared_cluster(peer_empty + 8 * s);
+      for (int kt = 0; kt < k_tiles; kt += G, it += G) {  // k_tiles: a multiple of G
+        uint2 meta[G];
+        std::uint32_t a_st[G], b_st[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const int s = (it + g) % STAGES;
+          // G > 1: the group's stages were waited for while the previous group ran (below),
+          // except the first group of a tile.
+          if (G == 1 || kt == 0) wait_parity(&full[s], ((it + g) / STAGES) & 1, gave_up);
+          meta[g] = *reinterpret_cast<const uint2*>(s_e + s * E_STAGE + e_off);
+          a_st[g] = a_base + s * A_STAGE;
+          b_st[g] = b_base + s * B_STAGE;
+        }
+        consume_stages<G>(d, meta, a_st, b_st, kt > 0);
+        if constexpr (G > 1) {  // the next group's stages of this tile, while this one runs
+          if (kt + G < k_tiles) {
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+              const int n = it + G + g;
+              wait_parity(&full[n % STAGES], (n / STAGES) & 1, gave_up);
+            }
           }
+        }
+        auto release = [&](int s) {  // this warpgroup is done with stage s
+          if (tid == 0) {
+            shim::mbarrier_arrive(&empty[s]);
+#pragma unroll
+            for (int i = 0; i + 1 < CLUSTER; ++i) {
+              shim::mbarrier_arrive_shared_cluster(peer_empty[i] + 8 * s);
+            }
+          }
+        };
+        if constexpr (G == 2) {  // the first stage goes back while the second one's run
+          wgmma_wait_group(imm_t<1>{});
+          fence_operand(d);
+          release(it % STAGES);
+          finish_stages(d);
+          release((it + 1) % STAGES);
+        } else {
+          finish_stages(d);
+#pragma unroll
+          for (int g = 0; g < G; ++g) release((it + g) % STAGES);
         }
       }
 
@@ -270,7 +339,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
   }
-  if constexpr (CLUSTER == 2) {  // neither CTA leaves while the other may still signal it
+  if constexpr (CLUSTER > 1) {  // no CTA leaves while another may still signal it
     shim::barrier_cluster_arrive_release();
     shim::barrier_cluster_wait_acquire();
   }
@@ -311,26 +380,39 @@ int make_map(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows
   return r == CUDA_SUCCESS ? 0 : 2000 + static_cast<int>(r);
 }
 
-template <int STAGES, int CLUSTER>
+template <int STAGES, int CLUSTER, int G = 1>
 int launch(const void* A, const void* E, const void* B, void* C, int M, int N, int K, int group_m,
            int grid) {
   CUtensorMap ma, mb;
   if (int e = make_map(&ma, A, M, K / 2, BM, BK / 2, CU_TENSOR_MAP_SWIZZLE_64B)) return e;
   if (int e = make_map(&mb, B, N, K, BN / CLUSTER, BK, CU_TENSOR_MAP_SWIZZLE_128B)) return e;
-  auto kern = gemm_sp_kernel<STAGES, CLUSTER>;
+  auto kern = gemm_sp_kernel<STAGES, CLUSTER, G>;
   cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          smem_bytes(STAGES));
   if (err != cudaSuccess) return static_cast<int>(err);
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(grid));
-  cfg.blockDim = dim3(THREADS);
-  cfg.dynamicSmemBytes = smem_bytes(STAGES);
-  cfg.stream = nullptr;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = CLUSTER;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
+  if constexpr (CLUSTER > 2) {  // no more clusters than the GPCs can hold at once
+    cfg.gridDim = dim3(static_cast<unsigned>(grid));
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem_bytes(STAGES);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) == cudaSuccess && clusters > 0 &&
+        clusters * CLUSTER < grid) {
+      grid = clusters * CLUSTER;
+    }
+    (void)cudaGetLastError();  // a failed query must not read as the launch's error
+  }
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = smem_bytes(STAGES);
+  cfg.stream = nullptr;
   cfg.attrs = attr;
   cfg.numAttrs = CLUSTER > 1 ? 1 : 0;  // CLUSTER 1: a plain launch
   err = cudaLaunchKernelEx(&cfg, kern, ma, mb, static_cast<const std::uint8_t*>(E),
@@ -347,12 +429,16 @@ int launch(const void* A, const void* E, const void* B, void* C, int M, int N, i
 // cluster 2) or 3001 (stages not 4 or 5, cluster not 1 or 2). group_m: row blocks per tile
 // group; grid: CTAs (0: one per SM; rounded down to a multiple of the cluster); cluster: CTAs
 // per cluster sharing B tiles (CLUSTER above).
-GEMM_EXPORT int ptxgen_gemm_sp_bf16(const void* A_c, const void* E, const void* B, void* C, int M,
-                                    int N, int K, int stages, int group_m, int grid,
-                                    int cluster) {
+GEMM_EXPORT int ptxgen_gemm_sp_bf16_config(const void* A_c, const void* E, const void* B,
+                                           void* C, int M, int N, int K, int stages,
+                                           int group_m, int grid, int cluster,
+                                           int group_stages) {
   if (M % BM || N % BN || K % BK || K < BK) return 3000;
-  if (cluster != 1 && cluster != 2) return 3001;
-  if (M % (BM * cluster)) return 3000;
+  if ((cluster != 1 && cluster != 2 && cluster != 4) ||
+      (group_stages != 1 && group_stages != 2)) {
+    return 3001;
+  }
+  if (M % (BM * cluster) || (K / BK) % group_stages) return 3000;
   if (grid <= 0) {
     int dev = 0, sms = 0;
     cudaGetDevice(&dev);
@@ -363,13 +449,35 @@ GEMM_EXPORT int ptxgen_gemm_sp_bf16(const void* A_c, const void* E, const void* 
   if (grid > tiles) grid = tiles;
   grid -= grid % cluster;
   if (group_m <= 0) group_m = 16;
-  switch (stages * 4 + cluster) {
-    case 17: return launch<4, 1>(A_c, E, B, C, M, N, K, group_m, grid);
-    case 18: return launch<4, 2>(A_c, E, B, C, M, N, K, group_m, grid);
-    case 21: return launch<5, 1>(A_c, E, B, C, M, N, K, group_m, grid);
-    case 22: return launch<5, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+  switch (group_stages * 100 + stages * 10 + cluster) {
+    case 141: return launch<4, 1>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 142: return launch<4, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 151: return launch<5, 1>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 152: return launch<5, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+#if !defined(PTXGEN_GEMM_SP_HAND_WRITTEN_KERNELS)  // the hand-written version's kernels only
+    case 154: return launch<5, 4>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 251: return launch<5, 1, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 242: return launch<4, 2, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 252: return launch<5, 2, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+    case 254: return launch<5, 4, 2>(A_c, E, B, C, M, N, K, group_m, grid);
+#endif
     default: return 3001;
   }
+}
+
+// C = A * B^T with A 2:4-sparse, given as A_c (M x K/2 bf16) and E (M K / 8 bytes, the layout
+// above), one stage per wgmma group. Returns 0, a cudaError_t, 1001 (no
+// cuTensorMapEncodeTiled), 2000 + CUresult of the tensor map, 3000 (sizes not multiples of
+// the 128 x 256 x 64 tile, or M not a multiple of 128 cluster) or 3001 (stages not 4 or 5,
+// cluster not 1, 2 or 4, or a combination not built). group_m: row blocks per tile group;
+// grid: CTAs (0: one per SM; rounded down to a multiple of the cluster, and with clusters of
+// 4 to as many as can be resident); cluster: CTAs per cluster sharing B tiles (CLUSTER
+// above). ptxgen_gemm_sp_bf16_config adds group_stages (1 or 2: stages per wgmma group; 2
+// needs K a multiple of 128).
+GEMM_EXPORT int ptxgen_gemm_sp_bf16(const void* A_c, const void* E, const void* B, void* C, int M,
+                                    int N, int K, int stages, int group_m, int grid,
+                                    int cluster) {
+  return ptxgen_gemm_sp_bf16_config(A_c, E, B, C, M, N, K, stages, group_m, grid, cluster, 1);
 }
 
 GEMM_EXPORT const char* ptxgen_gemm_sp_error_string(int e) {

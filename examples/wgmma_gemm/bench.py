@@ -57,20 +57,24 @@ REFERENCE = "cluster1"
 EXTRA = [(4096, 4096, 4096), (8192, 8192, 2048)]
 
 
-def build() -> tuple[Path, str]:
+def build(defines: tuple[str, ...] = (), name: str = "gemm") -> tuple[Path, str]:
+    """Compile gemm.cu (with -D defines: examples/fp8_gemm builds it with PTXGEN_GEMM_E4M3)
+    into PTXGEN_GPU_BUILD/name-HASH/libgemm.so, unless already there; the library and the
+    build log (ptxas -v)."""
     src = HERE / "gemm.cu"
-    h = hashlib.sha256(src.read_bytes() + " ".join(FLAGS).encode())
+    flags = [*FLAGS, *(f"-D{d}" for d in defines)]
+    h = hashlib.sha256(src.read_bytes() + " ".join(flags).encode())
     for p in [*sorted((INCLUDE / "ptxgen").rglob("*.hpp")),
               *sorted((ROOT / "examples" / "common").glob("*.cuh"))]:
         h.update(p.read_bytes())
     out = Path(os.environ.get("PTXGEN_GPU_BUILD", Path(tempfile.gettempdir()) / "ptxgen-gpu-build"))
-    out = out / f"gemm-{h.hexdigest()[:16]}"
+    out = out / f"{name}-{h.hexdigest()[:16]}"
     lib = out / "libgemm.so"
     log = out / "build.log"
     if not lib.exists():
         out.mkdir(parents=True, exist_ok=True)
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-        cmd = [nvcc, *FLAGS, f"-I{INCLUDE}", str(src), "-o", str(lib)]
+        cmd = [nvcc, *flags, f"-I{INCLUDE}", str(src), "-o", str(lib)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
         if proc.returncode != 0:
@@ -98,6 +102,21 @@ def time_calls(torch: Any, fn: Any, iters: int) -> list[float]:
         ends[i].record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+
+def interleaved(torch: Any, fns: dict[str, Any],
+                args: argparse.Namespace) -> dict[str, list[float]]:
+    """args.warmup calls of each, then args.rounds rounds of args.iters timed calls of each in
+    turn: every call's time (ms), by name."""
+    for _ in range(args.warmup):
+        for fn in fns.values():
+            fn()
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(args.rounds):
+        for name, fn in fns.items():
+            times[name] += time_calls(torch, fn, args.iters)
+    return times
 
 
 def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespace,
@@ -154,14 +173,7 @@ def problem(torch: Any, lib: Any, m: int, n: int, k: int, args: argparse.Namespa
     flop = 2.0 * m * n * k
     fns: dict[str, Any] = {name: (lambda cfg=cfg: call(*cfg)) for name, cfg in CONFIGS.items()}
     fns["torch"] = theirs
-    for _ in range(args.warmup):
-        for fn in fns.values():
-            fn()
-    torch.cuda.synchronize()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(args.rounds):
-        for name, fn in fns.items():
-            times[name] += time_calls(torch, fn, args.iters)
+    times = interleaved(torch, fns, args)
     ms = {name: statistics.median(t) for name, t in times.items()}
     for name, cfg in configs.items():
         cfg.update(ms=ms[name], tflops=flop / ms[name] / 1e9, ratio=ms["torch"] / ms[name],

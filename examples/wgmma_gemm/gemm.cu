@@ -21,6 +21,15 @@
 // blocks so that the CTAs running together share A and B tiles in L2. With CLUSTER = 2 two
 // CTAs share each B tile through TMA multicast; with OVERLAP the epilogue's stores run
 // while the next tile's first wgmma group is on the tensor cores (see gemm_kernel).
+// FP8 (issue 29): built with -DPTXGEN_GEMM_E4M3 the same source is the e4m3 x e4m3 GEMM,
+// C (bf16) = scale_a scale_b (A[M][K] (e4m3) * B[N][K]^T (e4m3)), f32 accumulators, per-tensor
+// scales read from device memory (as torch._scaled_mm takes them). Both operands K-major (the
+// only layout wgmma has for 8-bit types: no transpose immediates). A stage then holds 128 K
+// (128-byte rows, the same bytes as 64 bf16), each m64n256k32 .e4m3.e4m3 covering 32 of
+// them at the same 32-byte offsets, so the pipeline, the schedule, the clusters and the
+// epilogue are the bf16 kernel's; the scales multiply the f32 accumulators before the
+// rounding to bf16. examples/fp8_gemm/bench.py builds, checks and times it.
+//
 // ptxgen first: <cuda_bf16.h> included before generated/include/ptxgen/ptx/target.hpp makes
 // nvcc 13.0 report warning #62-D ("shift count is negative") in target.hpp's supported()
 // during the host pass (PTXGEN_PTX_TARGET is -1 there).
@@ -42,11 +51,18 @@ namespace {
 using namespace ptxgen::ptx;
 namespace shim = async_shim;
 
-constexpr int BM = 128, BN = 256, BK = 64;
+#if defined(PTXGEN_GEMM_E4M3)
+constexpr bool FP8 = true;
+#else
+constexpr bool FP8 = false;
+#endif
+constexpr int ELEM = FP8 ? 1 : 2;   // bytes per element of A and B
+constexpr int BM = 128, BN = 256, BK = 128 / ELEM;  // a stage: 128-byte rows of K
 constexpr int CONSUMERS = 2;
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int A_STAGE = BM * BK * 2;  // bytes
-constexpr int B_STAGE = BN * BK * 2;
+constexpr int A_STAGE = BM * BK * ELEM;  // bytes
+constexpr int B_STAGE = BN * BK * ELEM;
+constexpr int KI = 32 / ELEM;  // K of one wgmma instruction: 32 bytes of each row
 
 __host__ __device__ constexpr int smem_bytes(int stages) {
   return stages * (A_STAGE + B_STAGE) + 2 * stages * 8 + 1024;
@@ -90,9 +106,10 @@ __host__ __device__ constexpr ptxgen::WgmmaDesc tile_desc_fields(std::uint32_t a
 __device__ __forceinline__ std::uint64_t tile_desc(std::uint32_t addr) {
   return tile_desc_fields(addr).encode_unchecked();
 }
-static_assert(tile_desc_fields(4 * A_STAGE + 3 * B_STAGE + 32 * (BK / 16 - 1)).encode() != 0);
+static_assert(tile_desc_fields(4 * A_STAGE + 3 * B_STAGE + 32 * (BK / KI - 1)).encode() != 0);
 
-// One stage of a consumer warpgroup: four m64n256k16 (k = 0..3 of the stage's 64) as one
+// One stage of a consumer warpgroup: four m64n256k16 (k = 0..3 of the stage's 64; FP8:
+// four m64n256k32 of its 128, at the same byte offsets) as one
 // wgmma group, committed and left in flight. accumulate = false for the first stage of a
 // tile (scale-d 0: the group overwrites the accumulators).
 __device__ __forceinline__ void issue_stage(float (&d)[BN / 2], std::uint32_t a_stage,
@@ -100,12 +117,18 @@ __device__ __forceinline__ void issue_stage(float (&d)[BN / 2], std::uint32_t a_
   fence_operand(d);
   wgmma_fence();
 #pragma unroll
-  for (int k = 0; k < BK / 16; ++k) {
+  for (int k = 0; k < BK / KI; ++k) {
     const std::uint64_t da = tile_desc(a_stage + 32 * k);
     const std::uint64_t db = tile_desc(b_stage + 32 * k);
-    wgmma_mma_async<BN, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::bf16,
-                    wgmma_mma_async_btype::bf16>(d, da, db, accumulate || k > 0, imm_t<1>{},
-                                                 imm_t<1>{}, imm_t<0>{}, imm_t<0>{});
+    if constexpr (FP8) {  // 8-bit types: no transpose immediates
+      wgmma_mma_async<BN, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::e4m3,
+                      wgmma_mma_async_btype::e4m3>(d, da, db, accumulate || k > 0, imm_t<1>{},
+                                                   imm_t<1>{});
+    } else {
+      wgmma_mma_async<BN, wgmma_mma_async_dtype::f32, wgmma_mma_async_atype::bf16,
+                      wgmma_mma_async_btype::bf16>(d, da, db, accumulate || k > 0, imm_t<1>{},
+                                                   imm_t<1>{}, imm_t<0>{}, imm_t<0>{});
+    }
   }
   wgmma_commit_group();
 }
@@ -121,16 +144,22 @@ __device__ __forceinline__ void tile_coords(int tile, int num_m, int num_n, int 
   nb = in_group / gm;
 }
 
+// Accumulators e, e + 1 rounded to bf16 (FP8: times the product of the two scales first).
+__device__ __forceinline__ __nv_bfloat162 out_pair(const float (&d)[BN / 2], int e, float scale) {
+  if constexpr (FP8) return __floats2bfloat162_rn(d[e] * scale, d[e + 1] * scale);
+  return __floats2bfloat162_rn(d[e], d[e + 1]);
+}
+
 // Epilogue: accumulator element e is row 16 warp + lane/4 + 8 ((e/2) % 2), column
 // 8 (e/4) + 2 (lane % 4) + e % 2 of the warpgroup's 64 x 256 block.
 __device__ __forceinline__ void store_c(const float (&d)[BN / 2], __nv_bfloat16* __restrict__ C,
-                                        int N, int row0, int col0) {
+                                        int N, int row0, int col0, float scale) {
 #pragma unroll
   for (int e = 0; e < BN / 2; e += 2) {
     const int row = row0 + 8 * ((e >> 1) & 1);
     const int col = col0 + 8 * (e >> 2);
     *reinterpret_cast<__nv_bfloat162*>(C + static_cast<std::size_t>(row) * N + col) =
-        __floats2bfloat162_rn(d[e], d[e + 1]);
+        out_pair(d, e, scale);
   }
 }
 
@@ -232,7 +261,8 @@ template <int STAGES, int CLUSTER, bool TMA_STORE>
 __global__ void __launch_bounds__(THREADS, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                 const __grid_constant__ CUtensorMap tm_c, __nv_bfloat16* __restrict__ C, int M, int N, int K, int group_m, int dp_units,
-                float4* __restrict__ ws, unsigned* __restrict__ flags, unsigned epoch) {
+                float4* __restrict__ ws, unsigned* __restrict__ flags, unsigned epoch,
+                const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   extern __shared__ std::uint8_t smem_raw[];
   // 1024-byte aligned (128B swizzle) by pointer arithmetic on smem_raw, the same offset in
   // every CTA of a cluster (multicast writes at the same offsets in each).
@@ -300,6 +330,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     shim::setmaxnreg_inc<232>();
     const int c = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
+    const float scale = FP8 ? *scale_a * *scale_b : 1.f;  // unused by the bf16 kernel
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
@@ -358,7 +389,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int e = 0; e < BN / 2; e += 2) {
           const int r = warp * 16 + g + 8 * ((e >> 1) & 1), j = e >> 2;
-          const __nv_bfloat162 v = __floats2bfloat162_rn(d[e], d[e + 1]);
+          const __nv_bfloat162 v = out_pair(d, e, scale);
           *reinterpret_cast<__nv_bfloat162*>(stage_c + (j >> 3) * 8192 + r * 128 +
                                              (((j & 7) ^ g) * 16) + 4 * q) = v;
         }
@@ -378,7 +409,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       if (tid == 0) release((it - 1) % STAGES);
       if (w.k1 == k_tiles) {
-        store_c(d, C, N, mb * BM + c * 64 + warp * 16 + lane / 4, nb * BN + 2 * (lane % 4));
+        store_c(d, C, N, mb * BM + c * 64 + warp * 16 + lane / 4, nb * BN + 2 * (lane % 4),
+                scale);
       } else {  // the first part of a cut unit: hand the accumulators over
         const std::size_t slot = slot_of(w);
         float4* dst = ws + slot * (32 * 128) + tid;
@@ -453,15 +485,20 @@ encode_fn_t encode_fn() {
   return fn;
 }
 
-// A K-major [rows][K] bf16 matrix, boxes of box_rows x 64 with 128-byte swizzle.
-int make_map(CUtensorMap* map, const void* ptr, int rows, int K, int box_rows) {
+// A row-major [rows][cols] matrix of elem_bytes elements (2: bf16, 1: e4m3), boxes of
+// box_rows x 128 bytes with 128-byte swizzle (K-major operand tiles, or 64 x 64 of bf16 C).
+int make_map(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows,
+             int elem_bytes) {
   encode_fn_t fn = encode_fn();
   if (fn == nullptr) return 1001;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(K), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(K) * 2};
-  const cuuint32_t box[2] = {BK, static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * elem_bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes),
+                             static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem[2] = {1, 1};
-  const CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(ptr), dims,
+  const CUtensorMapDataType type =
+      elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUresult r = fn(map, type, 2, const_cast<void*>(ptr), dims,
                         strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -524,12 +561,12 @@ int workspace(std::size_t slots, Workspace*& out) {
 }
 
 template <int STAGES, int CLUSTER, bool TMA_STORE>
-int launch(const void* A, const void* B, void* C, int M, int N, int K, int group_m, int grid,
-           bool streamk) {
+int launch(const void* A, const void* B, void* C, const float* scale_a, const float* scale_b,
+           int M, int N, int K, int group_m, int grid, bool streamk) {
   CUtensorMap ma, mb, mc;
-  if (int e = make_map(&ma, A, M, K, BM)) return e;
-  if (int e = make_map(&mb, B, N, K, BN / CLUSTER)) return e;
-  if (int e = make_map(&mc, C, M, N, 64)) return e;  // boxes of 64 x 64 of C
+  if (int e = make_map(&ma, A, M, K, BM, ELEM)) return e;
+  if (int e = make_map(&mb, B, N, K, BN / CLUSTER, ELEM)) return e;
+  if (int e = make_map(&mc, C, M, N, 64, 2)) return e;  // boxes of 64 x 64 of C (bf16)
   auto kern = gemm_kernel<STAGES, CLUSTER, TMA_STORE>;
   cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          smem_bytes(STAGES));
@@ -560,24 +597,16 @@ int launch(const void* A, const void* B, void* C, int M, int N, int K, int group
   cfg.numAttrs = CLUSTER > 1 ? 1 : 0;  // CLUSTER 1: a plain launch
   err = cudaLaunchKernelEx(&cfg, kern, ma, mb, mc, static_cast<__nv_bfloat16*>(C), M, N, K, group_m,
                            dp_units, w ? w->ws : nullptr, w ? w->flags : nullptr,
-                           w ? w->epoch : 0u);
+                           w ? w->epoch : 0u, scale_a, scale_b);
   if (err != cudaSuccess) return static_cast<int>(err);
   return static_cast<int>(cudaGetLastError());
 }
 
-}  // namespace
-
-// C = A * B^T with a chosen kernel configuration. Returns 0, a cudaError_t, 1001 (no
-// cuTensorMapEncodeTiled), 2000 + CUresult of a tensor map, 3000 (sizes not multiples of
-// the 128 x 256 x 64 tile, or M not a multiple of 256 with cluster 2) or 3001 (stages not 3
-// or 4, cluster not 1 or 2, streamk or tma_store not 0 or 1, or a combination not built).
-// group_m: row blocks per tile group (0: 16); grid: CTAs (0: one per SM; fewer where
-// clusters cannot all be resident; rounded down to a multiple of the cluster); cluster: CTAs
-// per cluster sharing B tiles; streamk: split the last waves' units along k (the stream-K
-// tail of gemm_kernel); tma_store: write C through shared memory and TMA stores (TMA_STORE).
-GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, int M, int N,
-                                        int K, int stages, int group_m, int grid, int cluster,
-                                        int streamk, int tma_store) {
+// C = A * B^T (times *scale_a * *scale_b in the FP8 build) with a chosen configuration:
+// see ptxgen_gemm_bf16_config.
+int gemm_config(const void* A, const void* B, void* C, const float* scale_a,
+                const float* scale_b, int M, int N, int K, int stages, int group_m, int grid,
+                int cluster, int streamk, int tma_store) {
   if (M % BM || N % BN || K % BK || K < BK) return 3000;
   if ((cluster != 1 && cluster != 2) || (streamk != 0 && streamk != 1) ||
       (tma_store != 0 && tma_store != 1)) {
@@ -596,15 +625,65 @@ GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, i
   if (group_m <= 0) group_m = 16;
   const bool sk = streamk != 0;
   switch (stages * 100 + cluster * 10 + tma_store) {
-    case 310: return launch<3, 1, false>(A, B, C, M, N, K, group_m, grid, sk);
-    case 410: return launch<4, 1, false>(A, B, C, M, N, K, group_m, grid, sk);
-    case 320: return launch<3, 2, false>(A, B, C, M, N, K, group_m, grid, sk);
-    case 420: return launch<4, 2, false>(A, B, C, M, N, K, group_m, grid, sk);
-    case 411: return launch<4, 1, true>(A, B, C, M, N, K, group_m, grid, sk);
-    case 321: return launch<3, 2, true>(A, B, C, M, N, K, group_m, grid, sk);
-    case 421: return launch<4, 2, true>(A, B, C, M, N, K, group_m, grid, sk);
+    case 410: return launch<4, 1, false>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+    case 420: return launch<4, 2, false>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+    case 411: return launch<4, 1, true>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+    case 421: return launch<4, 2, true>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+#if !defined(PTXGEN_GEMM_E4M3)  // the FP8 build: 4 stages only (fewer kernels to compile)
+    case 310: return launch<3, 1, false>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+    case 320: return launch<3, 2, false>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+    case 321: return launch<3, 2, true>(A, B, C, scale_a, scale_b, M, N, K, group_m, grid, sk);
+#endif
     default: return 3001;
   }
+}
+
+// The default configuration: clusters of 2 sharing B where M is a multiple of 256 (single
+// CTAs otherwise), the stream-K tail and TMA stores of C.
+int gemm_default(const void* A, const void* B, void* C, const float* scale_a,
+                 const float* scale_b, int M, int N, int K, int stages, int group_m, int grid) {
+  if (M % BM || N % BN || K % BK || K < BK) return 3000;
+  if (stages != 3 && stages != 4) return 3001;
+  const int cluster = M % (2 * BM) == 0 && grid != 1 ? 2 : 1;
+  return gemm_config(A, B, C, scale_a, scale_b, M, N, K, stages, group_m, grid, cluster, 1,
+                     stages == 4 || cluster == 2 ? 1 : 0);
+}
+
+}  // namespace
+
+#if defined(PTXGEN_GEMM_E4M3)
+// C (bf16) = *scale_a * *scale_b * (A * B^T), A [M][K] and B [N][K] e4m3 (K-major: B^T is
+// the column-major operand torch._scaled_mm takes), scales: one float each in device
+// memory. Returns as ptxgen_gemm_bf16_config (sizes: multiples of 128 x 256 x 128; stages:
+// 4 only, 3001 otherwise).
+GEMM_EXPORT int ptxgen_gemm_e4m3_config(const void* A, const void* B, void* C,
+                                        const float* scale_a, const float* scale_b, int M,
+                                        int N, int K, int stages, int group_m, int grid,
+                                        int cluster, int streamk, int tma_store) {
+  return gemm_config(A, B, C, scale_a, scale_b, M, N, K, stages, group_m, grid, cluster,
+                     streamk, tma_store);
+}
+
+// The default configuration (as ptxgen_gemm_bf16).
+GEMM_EXPORT int ptxgen_gemm_e4m3(const void* A, const void* B, void* C, const float* scale_a,
+                                 const float* scale_b, int M, int N, int K, int stages,
+                                 int group_m, int grid) {
+  return gemm_default(A, B, C, scale_a, scale_b, M, N, K, stages, group_m, grid);
+}
+#else
+// C = A * B^T with a chosen kernel configuration. Returns 0, a cudaError_t, 1001 (no
+// cuTensorMapEncodeTiled), 2000 + CUresult of a tensor map, 3000 (sizes not multiples of
+// the 128 x 256 x 64 tile, or M not a multiple of 256 with cluster 2) or 3001 (stages not 3
+// or 4, cluster not 1 or 2, streamk or tma_store not 0 or 1, or a combination not built).
+// group_m: row blocks per tile group (0: 16); grid: CTAs (0: one per SM; fewer where
+// clusters cannot all be resident; rounded down to a multiple of the cluster); cluster: CTAs
+// per cluster sharing B tiles; streamk: split the last waves' units along k (the stream-K
+// tail of gemm_kernel); tma_store: write C through shared memory and TMA stores (TMA_STORE).
+GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, int M, int N,
+                                        int K, int stages, int group_m, int grid, int cluster,
+                                        int streamk, int tma_store) {
+  return gemm_config(A, B, C, nullptr, nullptr, M, N, K, stages, group_m, grid, cluster,
+                     streamk, tma_store);
 }
 
 // C = A * B^T with the default configuration: clusters of 2 sharing B where M is a multiple
@@ -613,12 +692,9 @@ GEMM_EXPORT int ptxgen_gemm_bf16_config(const void* A, const void* B, void* C, i
 // (0: one per SM).
 GEMM_EXPORT int ptxgen_gemm_bf16(const void* A, const void* B, void* C, int M, int N, int K,
                                  int stages, int group_m, int grid) {
-  if (M % BM || N % BN || K % BK || K < BK) return 3000;
-  if (stages != 3 && stages != 4) return 3001;
-  const int cluster = M % (2 * BM) == 0 && grid != 1 ? 2 : 1;
-  return ptxgen_gemm_bf16_config(A, B, C, M, N, K, stages, group_m, grid, cluster, 1,
-                                 stages == 4 || cluster == 2 ? 1 : 0);
+  return gemm_default(A, B, C, nullptr, nullptr, M, N, K, stages, group_m, grid);
 }
+#endif
 
 GEMM_EXPORT const char* ptxgen_gemm_error_string(int e) {
   return cudaGetErrorString(static_cast<cudaError_t>(e));

@@ -1,9 +1,10 @@
 """Write docs/gpu-results.md from one run of scripts/run_gpu.sh: the GPU, driver, nvcc and
 PyTorch versions, each GPU test's outcome (from pytest's JUnit XML) and the GEMM benchmarks
-(examples/wgmma_gemm/bench.py --json, examples/sparse_gemm/bench.py --json).
+(examples/wgmma_gemm/bench.py --json, examples/sparse_gemm/bench.py --json,
+examples/fp8_gemm/bench.py --json), with Nsight Compute's reading of one sparse GEMM launch.
 
     python3 tests/gpu/report.py --out docs/gpu-results.md --gemm gemm.json \
-        --gemm-sp gemm_sp.json junit_*.xml
+        --gemm-sp gemm_sp.json --gemm-fp8 gemm_fp8.json --profile-sp ncu_gemm_sp.txt junit_*.xml
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def render_sparse(gemm: dict | None) -> list[str]:
     spread = "; ".join(f"{k} {v[0]:.3f}-{v[1]:.3f} ms" for k, v in t["spread_ms"].items())
     out += ["", f"Kernel: {gemm['config']['instruction']}, {gemm['config']['tile']} tiles, "
             f"clusters of {gemm['config'].get('cluster', 1)} CTA(s), "
+            f"{gemm['config'].get('group_stages', 1)} stage(s) per wgmma group, "
             f"{gemm['config']['stages']} stages, {gemm['config']['consumers']} consumer "
             f"warpgroups and a producer, persistent, tile groups of "
             f"{gemm['config']['group_m']} row blocks. Timing: median of {t['rounds']} x "
@@ -121,14 +123,118 @@ def render_sparse(gemm: dict | None) -> list[str]:
                 f"{v['tflops']:.1f} |" for v in gemm["variants"]]
     if gemm.get("ptxas"):
         out += ["", "ptxas: " + "; ".join(sorted(set(gemm["ptxas"])))]
-    return out + ["", "What limits it: see examples/sparse_gemm/README.md."]
+    return out + ["", "What limits it: see examples/sparse_gemm/README.md (and the profile "
+                  "below)."]
+
+
+#: Nsight Compute metrics quoted from the profile of one sparse GEMM launch.
+PROFILE_METRICS = ("SM Frequency", "Duration", "Compute (SM) Throughput",
+                   "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+                   "L2 Cache Throughput", "L1/TEX Cache Throughput", "DRAM Throughput",
+                   "Issue Slots Busy", "No Eligible", "Warp Cycles Per Issued Instruction")
+
+
+def render_profile(text: str | None) -> list[str]:
+    """The quoted metrics of `ncu --section SpeedOfLight --section WarpStateStats ...` on one
+    launch of the reported sparse configuration (scripts/run_gpu.sh, step profile_gemm_sp)."""
+    out = ["", "### Profile of one sparse GEMM launch (Nsight Compute)", ""]
+    if not text:
+        return out + ["Not profiled in this run (ncu missing or the step not run)."]
+    rows = []
+    for line in text.splitlines():
+        parts = line.split()
+        for name in PROFILE_METRICS:
+            if line.strip().startswith(name + " ") and len(parts) >= 2:
+                rows.append(f"| {name} | {parts[-2] if len(parts) > 2 else ''} | {parts[-1]} |")
+    if not rows:
+        return out + ["ncu printed none of the expected metrics (see ncu_gemm_sp.txt in the "
+                      "artifacts)."]
+    return out + ["`ncu --clock-control none` (the clocks as the card runs them), one launch of "
+                  "the reported configuration after two warm-up launches, caches flushed by "
+                  "ncu first:", "", "| metric | unit | value |", "| --- | --- | ---: |", *rows]
+
+
+def render_clocks(text: str | None) -> list[str]:
+    """nvidia-smi's samples (SM clock MHz, power W, power limit W, clock-event reasons) taken
+    every 200 ms while the sparse GEMM benchmark ran."""
+    rows = []
+    for line in (text or "").splitlines():
+        parts = [x.strip() for x in line.split(",")]
+        try:
+            rows.append((float(parts[0]), float(parts[1]), float(parts[2]), int(parts[3], 16)))
+        except (ValueError, IndexError):
+            continue
+    busy = [r for r in rows if r[1] > 0.5 * r[2]]  # samples under load
+    if not busy:
+        return []
+    clocks = sorted(r[0] for r in busy)
+    reasons = 0
+    for r in busy:
+        reasons |= r[3]
+    return ["", f"While the sparse benchmark ran (nvidia-smi every 200 ms, {len(busy)} samples "
+            f"above half the power limit): SM clock median {clocks[len(clocks) // 2]:.0f} MHz "
+            f"(min {clocks[0]:.0f}, max {clocks[-1]:.0f}), power up to "
+            f"{max(r[1] for r in busy):.0f} W of {busy[0][2]:.0f} W, clock-event reasons seen "
+            f"{reasons:#x} (0x4: software power cap, 0x20 / 0x40: thermal slowdown)."]
+
+
+def render_fp8(gemm: dict | None) -> list[str]:
+    out = ["", "## FP8 GEMM, e4m3 x e4m3 -> f32 -> bf16 (examples/fp8_gemm)", ""]
+    if gemm is None:
+        return out + ["The benchmark produced no result (see the run's log)."]
+    cfg = gemm["config"]
+    out += [f"examples/wgmma_gemm/gemm.cu built with `-DPTXGEN_GEMM_E4M3`: {cfg['instruction']}, "
+            f"{cfg['tile']} tiles, {cfg['stages']} stages, per-tensor scales (device memory) "
+            f"applied to the f32 accumulators before the rounding to bf16; no asm but the "
+            f"generated wrappers'. Contender: `torch._scaled_mm(A, B.t(), scale_a, scale_b, "
+            f"out_dtype=torch.bfloat16)` (cuBLASLt), as called by default (use_fast_accum=False: "
+            f"partial sums promoted into f32 every few k blocks) and with use_fast_accum=True "
+            f"(the tensor cores accumulate throughout, as ours does). All timed in the same "
+            f"interleaved rounds per problem (ratio = their time / ours).", "",
+            "| M x N x K | configuration | TFLOP/s | ratio to _scaled_mm | ratio to fast accum "
+            "| rel. error vs float64 | = ref. |",
+            "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for prob in gemm["problems"]:
+        pm = "x".join(str(x) for x in prob["size"])
+        for name, c in prob["configs"].items():
+            b = "**" if name == prob["reported"] else ""
+            out.append(f"| {pm} | {b}{name}{b} | {b}{c['tflops']:.1f}{b} | {b}{c['ratio']:.3f}{b} "
+                       f"| {c['ratio_fast']:.3f} | {c['rel_err']:.2e} | "
+                       f"{c['identical_to_reference']} |")
+        out.append(f"| {pm} | torch._scaled_mm | {prob['tflops_scaled_mm']:.1f} | 1.000 | | "
+                   f"{prob['rel_err_scaled_mm']:.2e} | |")
+        out.append(f"| {pm} | torch._scaled_mm, use_fast_accum | "
+                   f"{prob['tflops_scaled_mm_fast']:.1f} | | 1.000 | "
+                   f"{prob['rel_err_scaled_mm_fast']:.2e} | |")
+    main = gemm["problems"][0]
+    mnk = "x".join(str(x) for x in main["size"])
+    tols = ", ".join(f"{p['tolerance']:.3f}" for p in gemm["problems"])
+    out += ["", f"**Ratio ours / torch._scaled_mm at {mnk}: {main['ratio']:.3f}** (to the fast "
+            f"accumulation: {main['ratio_fast']:.3f}; target 1.0). Correct: **{gemm['correct']}**"
+            f" (every problem: every element written; relative Frobenius error against a float64 "
+            f"product of the dequantized operands within the tolerance 2^-8 + 2^-11 sqrt(K), "
+            f"{tols}; every configuration "
+            f"bit-identical to `cluster1`). The tolerance's basis (PTX ISA, wgmma.mma_async, "
+            f"Precision and rounding: e4m3 / e5m2 into f32 accumulate \"at higher than half "
+            f"precision but lower than single precision\"): 2^-8 for the bf16 rounding of C, "
+            f"2^-11 sqrt(K) for K accumulation steps rounding no worse than half precision, with "
+            f"errors of random sign; torch's results are held to it too. Relative difference "
+            f"from torch._scaled_mm over all of C at {mnk}: {main['rel_diff_vs_scaled_mm']:.2e} "
+            f"(from the fast accumulation: {main['rel_diff_vs_scaled_mm_fast']:.2e})."]
+    t = main["timing"]
+    out += ["", f"Timing: median of {t['rounds']} x {t['iters']} calls each, interleaved, after "
+            f"{t['warmup']} warm-up calls (CUDA events)."]
+    if gemm.get("ptxas"):
+        out += ["", "ptxas: " + "; ".join(sorted(set(gemm["ptxas"])))]
+    return out + ["", "What limits it: see examples/fp8_gemm/README.md."]
 
 
 def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: str,
-           gemm_sp: dict | None = None) -> str:
+           gemm_sp: dict | None = None, gemm_fp8: dict | None = None,
+           profile_sp: str | None = None, smi_sp: str | None = None) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = ["# GPU results", "",
-           f"Produced by `{command}` on {now} (issues 8, 17). Random operands: "
+           f"Produced by `{command}` on {now} (issues 8, 17, 29). Random operands: "
            f"`PTXGEN_GPU_SEED={seed}`. Do not edit by hand: rerun the script (see the end).", ""]
     out += ["## Environment", "", "| | |", "| --- | --- |"]
     out += [f"| {k} | {v.replace('|', '/')} |" for k, v in environment()]
@@ -241,6 +347,9 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
             out += ["", "ptxas: " + "; ".join(sorted(set(gemm["ptxas"])))]
         out += ["", "What limits it: see examples/wgmma_gemm/README.md."]
     out += render_sparse(gemm_sp)
+    out += render_profile(profile_sp)
+    out += render_clocks(smi_sp)
+    out += render_fp8(gemm_fp8)
 
     out += ["", "## Blackwell (tcgen05)", "",
             "No Blackwell GPU is available, so tcgen05.mma is not run here: for tcgen05 the ptxas "
@@ -254,12 +363,15 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
     out += ["", "</details>", "", "## Rerun", "",
             "Through the device tool (an H100 or H200), from the repository root:", "",
             "```", "bash scripts/run_gpu.sh \"$OUT\"", "```", "",
-            "It builds the kernels (tests/gpu/build.py) and both GEMMs, runs `python3 -m pytest "
-            "-m gpu tests/gpu/test_<module>.py` for each module, runs "
-            "`python3 examples/wgmma_gemm/bench.py --variants` and "
-            "`python3 examples/sparse_gemm/bench.py --variants`, and writes this file to "
-            "docs/gpu-results.md and to `$OUT`. Without a GPU (CI) the tests in tests/gpu are "
-            "skipped."]
+            "It builds the kernels (tests/gpu/build.py) and the three GEMMs, runs `python3 -m "
+            "pytest -m gpu tests/gpu/test_<module>.py` for each module, runs "
+            "`python3 examples/wgmma_gemm/bench.py --variants`, "
+            "`python3 examples/sparse_gemm/bench.py --variants` and "
+            "`python3 examples/fp8_gemm/bench.py`, profiles one sparse GEMM launch with "
+            "`ncu --clock-control none` where ncu can read the counters, and writes this file "
+            "to docs/gpu-results.md and to `$OUT` (about 4 minutes on an H200, the machine's "
+            "start not counted; PTXGEN_GPU_STEPS runs a part of it, see the script). Without a "
+            "GPU (CI) the tests in tests/gpu are skipped."]
     return "\n".join(out) + "\n"
 
 
@@ -268,6 +380,9 @@ def main() -> int:
     ap.add_argument("junit", nargs="*", type=Path)
     ap.add_argument("--gemm", type=Path)
     ap.add_argument("--gemm-sp", type=Path)
+    ap.add_argument("--gemm-fp8", type=Path)
+    ap.add_argument("--profile-sp", type=Path, help="ncu's output for one sparse GEMM launch")
+    ap.add_argument("--smi-sp", type=Path, help="nvidia-smi samples during the sparse benchmark")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", default="")
     ap.add_argument("--command", default="bash scripts/run_gpu.sh")
@@ -276,9 +391,16 @@ def main() -> int:
     gemm = json.loads(args.gemm.read_text()) if args.gemm and args.gemm.exists() else None
     gemm_sp = (json.loads(args.gemm_sp.read_text())
                if args.gemm_sp and args.gemm_sp.exists() else None)
-    args.out.write_text(render(tests, gemm, args.seed, args.command, gemm_sp))
+    gemm_fp8 = (json.loads(args.gemm_fp8.read_text())
+                if args.gemm_fp8 and args.gemm_fp8.exists() else None)
+    profile = (args.profile_sp.read_text(errors="replace")
+               if args.profile_sp and args.profile_sp.exists() else None)
+    smi = args.smi_sp.read_text() if args.smi_sp and args.smi_sp.exists() else None
+    args.out.write_text(render(tests, gemm, args.seed, args.command, gemm_sp, gemm_fp8, profile,
+                               smi))
     print(f"wrote {args.out}: {len(tests)} tests, gemm={'yes' if gemm else 'no'}, "
-          f"gemm_sp={'yes' if gemm_sp else 'no'}")
+          f"gemm_sp={'yes' if gemm_sp else 'no'}, gemm_fp8={'yes' if gemm_fp8 else 'no'}, "
+          f"profile_sp={'yes' if profile else 'no'}")
     return 0
 
 

@@ -2,8 +2,9 @@
 every element written, equal to the dense GEMM of the decompressed A (torch.matmul, cuBLAS)
 within bf16 rounding and to a float64 reference, with one and with several tiles per CTA,
 both pipeline depths, a partial tile group, C following the metadata, and sizes it must
-refuse; single CTAs first, then clusters of 2 sharing B through TMA multicast (a GPU fault
-there cannot take the single-CTA results with it).
+refuse; single CTAs first, then clusters of 2 and of 4 sharing B through TMA multicast, then
+two stages per wgmma group (ptxgen_gemm_sp_bf16_config) with every cluster size built (a GPU
+fault in a later kernel cannot take the earlier results with it).
 (The 8192^3 case, timed, is examples/sparse_gemm/bench.py.)"""
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ SHAPES = [  # m, n, k, stages, group_m, grid
 
 
 def _check(torch: Any, m: int, n: int, k: int, stages: int, group_m: int, grid: int,
-           cluster: int) -> None:
+           cluster: int, group_stages: int = 1) -> None:
     bench, lib = _bench(), _lib()
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev)
@@ -56,8 +57,9 @@ def _check(torch: Any, m: int, n: int, k: int, stages: int, group_m: int, grid: 
     assert int((a != 0).reshape(m, k // 4, 4).sum(-1).max()) <= 2, "A is not 2:4 sparse"
     b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
     c = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
-    err = lib.ptxgen_gemm_sp_bf16(a_c.data_ptr(), e.data_ptr(), b.data_ptr(), c.data_ptr(), m, n,
-                                  k, stages, group_m, grid, cluster)
+    err = lib.ptxgen_gemm_sp_bf16_config(a_c.data_ptr(), e.data_ptr(), b.data_ptr(),
+                                         c.data_ptr(), m, n, k, stages, group_m, grid, cluster,
+                                         group_stages)
     assert err == 0, f"ptxgen_gemm_sp_bf16 returned {err}"
     torch.cuda.synchronize()
     assert not torch.isnan(c).any(), "elements of C were not written"
@@ -77,20 +79,21 @@ def test_gemm_sp_matches_dense(m: int, n: int, k: int, stages: int, group_m: int
     _check(torch, m, n, k, stages, group_m, grid, 1)
 
 
-def _metadata_matters(torch: Any, cluster: int) -> None:
+def _metadata_matters(torch: Any, cluster: int, group_stages: int = 1) -> None:
     """The same A_c with the metadata of another pattern gives another (wrong) C."""
     bench, lib = _bench(), _lib()
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed_for(f"gemm_sp_meta/{cluster}"))
-    m, n, k = 256, 256, 256
+    m, n, k = 512, 256, 256
     a, a_c, _ = bench.sparse_operand(torch, m, k, gen)
     _, _, e2 = bench.sparse_operand(torch, m, k, gen)
     b = torch.randn(n, k, device=dev, dtype=torch.bfloat16, generator=gen)
     c = torch.empty((m, n), device=dev, dtype=torch.bfloat16)
     ref = a.double() @ b.double().t()
-    assert lib.ptxgen_gemm_sp_bf16(a_c.data_ptr(), e2.data_ptr(), b.data_ptr(), c.data_ptr(), m,
-                                   n, k, 5, 16, 0, cluster) == 0
+    assert lib.ptxgen_gemm_sp_bf16_config(a_c.data_ptr(), e2.data_ptr(), b.data_ptr(),
+                                          c.data_ptr(), m, n, k, 5, 16, 0, cluster,
+                                          group_stages) == 0
     torch.cuda.synchronize()
     rel = float(torch.linalg.norm(c.double() - ref) / torch.linalg.norm(ref))
     assert rel > 0.5, f"C did not change with the metadata (relative error {rel:.3e})"
@@ -109,6 +112,7 @@ def test_gemm_sp_refuses_other_sizes(torch: Any) -> None:
     assert lib.ptxgen_gemm_sp_bf16(p, p, p, p, 128, 256, 64, 5, 16, 0, 2) == 3000  # M of 256
     assert lib.ptxgen_gemm_sp_bf16(p, p, p, p, 128, 256, 64, 3, 16, 0, 1) == 3001
     assert lib.ptxgen_gemm_sp_bf16(p, p, p, p, 256, 256, 64, 5, 16, 0, 3) == 3001
+    assert lib.ptxgen_gemm_sp_bf16(p, p, p, p, 256, 256, 64, 5, 16, 0, 4) == 3000  # M of 512
 
 
 # -- clusters of 2 (last) -------------------------------------------------------------------
@@ -122,3 +126,39 @@ def test_gemm_sp_cluster2_matches_dense(m: int, n: int, k: int, stages: int, gro
 
 def test_gemm_sp_cluster2_uses_the_metadata(torch: Any) -> None:
     _metadata_matters(torch, 2)
+
+
+# -- clusters of 4 (B shared by 4 row blocks), and two stages per wgmma group ----------------
+
+@pytest.mark.parametrize(("m", "n", "k", "stages", "group_m", "grid"),
+                         [s for s in SHAPES if s[0] % 512 == 0 and s[3] == 5])
+def test_gemm_sp_cluster4_matches_dense(m: int, n: int, k: int, stages: int, group_m: int,
+                                        grid: int, torch: Any) -> None:
+    _check(torch, m, n, k, stages, group_m, grid, 4)
+
+
+#: (cluster, stages) of the kernels built with two stages per group.
+GROUPED = [(1, 5), (2, 4), (2, 5), (4, 5)]
+
+
+@pytest.mark.parametrize(("m", "n", "k", "group_m", "grid", "cluster", "stages"), [
+    (s[0], s[1], s[2], s[4], s[5], cluster, stages) for s in SHAPES for cluster, stages in GROUPED
+    if s[2] % 128 == 0 and s[0] % (128 * cluster) == 0])
+def test_gemm_sp_two_stages_a_group_match_dense(m: int, n: int, k: int, group_m: int, grid: int,
+                                                cluster: int, stages: int, torch: Any) -> None:
+    _check(torch, m, n, k, stages, group_m, grid, cluster, 2)
+
+
+def test_gemm_sp_two_stages_a_group_use_the_metadata(torch: Any) -> None:
+    for cluster, _ in GROUPED:
+        _metadata_matters(torch, cluster, 2)
+
+
+def test_gemm_sp_config_refuses(torch: Any) -> None:
+    lib = _lib()
+    p = torch.empty(1, device="cuda").data_ptr()
+    cfg = lib.ptxgen_gemm_sp_bf16_config
+    assert cfg(p, p, p, p, 256, 256, 192, 5, 16, 0, 2, 2) == 3000  # 3 k blocks, 2 a group
+    assert cfg(p, p, p, p, 512, 256, 128, 5, 16, 0, 2, 3) == 3001
+    assert cfg(p, p, p, p, 512, 256, 128, 4, 16, 0, 4, 2) == 3001  # not built
+    assert cfg(p, p, p, p, 512, 256, 128, 4, 16, 0, 1, 2) == 3001  # not built
