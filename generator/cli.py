@@ -844,9 +844,14 @@ def _check_options(parser: Any, argv: Sequence[str]) -> None:
     subparsers: dict[str, Any] = parser._subparsers._group_actions[0].choices
     if not argv or argv[0] not in subparsers:
         return
-    actions: dict[str, Any] = subparsers[argv[0]]._option_string_actions
+    sub = subparsers[argv[0]]
+    start = 1
+    nested = sub._subparsers._group_actions[0].choices if sub._subparsers else None
+    if nested and len(argv) > 1 and argv[1] in nested:  # a command's action: doc check
+        sub, start = nested[argv[1]], 2
+    actions: dict[str, Any] = sub._option_string_actions
     seen: set[str] = set()
-    rest = iter(argv[1:])
+    rest = iter(argv[start:])
     for arg in rest:
         if arg == "--":
             return
@@ -860,7 +865,8 @@ def _check_options(parser: Any, argv: Sequence[str]) -> None:
             options = sorted(o for o in actions if o.startswith("--"))
             raise UsageError(f"{argv[0]}: unknown option {printable(name, 40)!r}"
                              f"{_mean(name[:40], options)}; options: {', '.join(options)}")
-        if action.dest in seen and action.dest not in ("help",):
+        repeatable = type(action).__name__ == "_AppendAction"  # --ptxas A --ptxas B
+        if action.dest in seen and action.dest not in ("help",) and not repeatable:
             raise UsageError(f"{argv[0]}: {name} given twice; give it once")
         seen.add(action.dest)
         if action.nargs is None and not eq:  # its value is the next argument
