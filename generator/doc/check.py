@@ -503,7 +503,8 @@ def _combinations(t: Template, m: _Match) -> list[str]:
 
 def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: str,
                 value: str) -> list[str]:
-    """A matched form's opcode with ``value`` in the slot (the form the proposal adds)."""
+    """A matched form's opcode with ``value`` in the slot (the form the proposal adds); a
+    slot no matched form writes (an optional part) is added to the first form's values."""
     for form, _ in m.forms:
         hit = rx.match(form.opcode)
         if hit is None:
@@ -512,7 +513,12 @@ def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: 
             if name == slot and hit.group(g) is not None:
                 op = form.opcode
                 return [op[:hit.start(g)] + value + op[hit.end(g):]]
-    return []
+    if not m.forms:
+        return []
+    first = rx.match(m.forms[0][0].opcode)
+    choice = {names[g]: v for g, v in (first.groupdict() if first else {}).items()
+              if v is not None}
+    return [m.template.render({**choice, slot: value})]
 
 
 _VERSION = re.compile(r"PTX ISA (?:version|\.version)\s+(\d+\.\d+)")

@@ -137,6 +137,26 @@ class Template:
         got = walk(self.parts, out)
         return list(dict.fromkeys(got)) if got is not None else None
 
+    def render(self, choice: dict[str, str]) -> str:
+        """The opcode with these slot values; an optional part is written when a slot in
+        it has a value in ``choice`` (a slot left out takes its first value)."""
+        def inner(ps: list[Part]) -> list[str]:
+            return [p.text for p in ps if p.kind == "slot"] + [
+                n for p in ps if p.kind == "optional" for n in inner(p.parts)]
+
+        def walk(ps: list[Part]) -> str:
+            out = ""
+            for p in ps:
+                if p.kind == "literal":
+                    out += p.text
+                elif p.kind == "slot":
+                    vals = [v for v in self.sets[p.text].values if v]
+                    out += choice.get(p.text, vals[0] if vals else "")
+                elif any(n in choice for n in inner(p.parts)):
+                    out += walk(p.parts)
+            return out
+        return walk(self.parts)
+
     def examples(self, limit: int = 6) -> list[str]:
         """Opcodes that together use every value of every slot (up to ``limit``)."""
         widest = max((len(self.sets[n].values) for n in self.slots()), default=1)
