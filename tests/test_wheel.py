@@ -12,6 +12,7 @@ About 20 s in CI (most of it the isolated builds of ``python -m build``).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -34,6 +35,12 @@ DATA = {"templates": ("templates", "**/*.j2"),
         "cmake": ("cmake/pip", "*.cmake")}
 
 
+#: What the sdist is made from (the rest of the checkout - tests, docs, examples - is not
+#: part of the product).
+SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "CMakeLists.txt", "cmake", "generator",
+           "templates", "spec", "generated/include", "generated/python")
+
+
 def _env() -> dict[str, str]:
     """The environment without anything that would put the checkout on the path."""
     return {k: v for k, v in os.environ.items()
@@ -49,7 +56,15 @@ def _run(cmd: list[str | Path], cwd: Path | None = None,
 def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(sdist, wheel), the wheel built from the sdist."""
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", out, ROOT])
+    # built from a copy of the sources (a build writes egg-info and staging folders into
+    # its source tree; the checkout is left alone)
+    src = tmp_path_factory.mktemp("src")
+    for name in SOURCES:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                         if (ROOT / name).is_dir() else {}))
+    _run([sys.executable, "-m", "build", "--outdir", out, src])
     (sdist,), (wheel,) = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
     return sdist, wheel
 
