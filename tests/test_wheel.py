@@ -190,3 +190,17 @@ def test_the_oldest_constraints_are_the_declared_lower_bounds() -> None:
     pinned = dict(re.findall(r"^([a-z0-9]+)==([0-9.]+)$",
                              (ROOT / ".ci" / "constraints-oldest.txt").read_text(), flags=re.M))
     assert declared == pinned and set(declared) == {"pyyaml", "jinja2", "jsonschema"}
+
+
+def test_ci_runs_the_readmes_two_commands_in_a_bare_environment() -> None:
+    """.ci/run makes a venv without system site packages and runs exactly the README's
+    developer commands (what a new user gets: the newest releases)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("For developers"):]
+    block = block[block.index("```sh\n") + 6:]
+    commands = block[:block.index("```")].splitlines()
+    assert commands == ['python3 -m pip install -e ".[test]"', "python3 -m pytest"]
+    run = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert run[-2:] == commands
+    assert 'python3 -m venv "$venv"' in run and 'source "$venv/bin/activate"' in run
+    assert not [line for line in run if "system-site-packages" in line]
