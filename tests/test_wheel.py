@@ -204,3 +204,29 @@ def test_ci_runs_the_readmes_two_commands_in_a_bare_environment() -> None:
     assert run[-2:] == commands
     assert 'python3 -m venv "$venv"' in run and 'source "$venv/bin/activate"' in run
     assert not [line for line in run if "system-site-packages" in line]
+
+
+def test_a_missing_template_is_not_blamed_on_out(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    """An installation without its templates (the wheel before issue 28) said
+    ``--out X: cannot write: 'cpp/descriptor.hpp.j2' not found``; now it names the
+    templates folder and the installation."""
+    import jinja2
+
+    from ptxgen import cli
+    from ptxgen.emit import templates
+
+    empty = tmp_path / "no-templates"
+    empty.mkdir()
+    monkeypatch.setenv("PTXGEN_JOBS", "1")  # render in this process
+    monkeypatch.setattr(templates, "environment",
+                        lambda *_: jinja2.Environment(loader=jinja2.FileSystemLoader(empty)))
+    monkeypatch.setattr(templates, "TEMPLATES_DIR", empty)
+    assert cli.main(["generate", "--spec", str(ROOT / "spec"), "--out",
+                     str(tmp_path / "X")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("ptxgen: error: template '"), err
+    assert err[0].endswith(f"' is not in {empty}: this installation of ptxgen is incomplete; "
+                           "nothing written"), err
+    assert not (tmp_path / "X").exists()
