@@ -12,6 +12,7 @@ About 20 s in CI (most of it the isolated builds of ``python -m build``).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -34,6 +35,12 @@ DATA = {"templates": ("templates", "**/*.j2"),
         "cmake": ("cmake/pip", "*.cmake")}
 
 
+#: What the sdist is made from (the rest of the checkout - tests, docs, examples - is not
+#: part of the product).
+SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "CMakeLists.txt", "cmake", "generator",
+           "templates", "spec", "generated/include", "generated/python")
+
+
 def _env() -> dict[str, str]:
     """The environment without anything that would put the checkout on the path."""
     return {k: v for k, v in os.environ.items()
@@ -49,7 +56,15 @@ def _run(cmd: list[str | Path], cwd: Path | None = None,
 def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(sdist, wheel), the wheel built from the sdist."""
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", out, ROOT])
+    # built from a copy of the sources (a build writes egg-info and staging folders into
+    # its source tree; the checkout is left alone)
+    src = tmp_path_factory.mktemp("src")
+    for name in SOURCES:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                         if (ROOT / name).is_dir() else {}))
+    _run([sys.executable, "-m", "build", "--outdir", out, src])
     (sdist,), (wheel,) = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
     return sdist, wheel
 
@@ -175,3 +190,43 @@ def test_the_oldest_constraints_are_the_declared_lower_bounds() -> None:
     pinned = dict(re.findall(r"^([a-z0-9]+)==([0-9.]+)$",
                              (ROOT / ".ci" / "constraints-oldest.txt").read_text(), flags=re.M))
     assert declared == pinned and set(declared) == {"pyyaml", "jinja2", "jsonschema"}
+
+
+def test_ci_runs_the_readmes_two_commands_in_a_bare_environment() -> None:
+    """.ci/run makes a venv without system site packages and runs exactly the README's
+    developer commands (what a new user gets: the newest releases)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("For developers"):]
+    block = block[block.index("```sh\n") + 6:]
+    commands = block[:block.index("```")].splitlines()
+    assert commands == ['python3 -m pip install -e ".[test]"', "python3 -m pytest"]
+    run = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert run[-2:] == commands
+    assert 'python3 -m venv "$venv"' in run and 'source "$venv/bin/activate"' in run
+    assert not [line for line in run if "system-site-packages" in line]
+
+
+def test_a_missing_template_is_not_blamed_on_out(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    """An installation without its templates (the wheel before issue 28) said
+    ``--out X: cannot write: 'cpp/descriptor.hpp.j2' not found``; now it names the
+    templates folder and the installation."""
+    import jinja2
+
+    from ptxgen import cli
+    from ptxgen.emit import templates
+
+    empty = tmp_path / "no-templates"
+    empty.mkdir()
+    monkeypatch.setenv("PTXGEN_JOBS", "1")  # render in this process
+    monkeypatch.setattr(templates, "environment",
+                        lambda *_: jinja2.Environment(loader=jinja2.FileSystemLoader(empty)))
+    monkeypatch.setattr(templates, "TEMPLATES_DIR", empty)
+    assert cli.main(["generate", "--spec", str(ROOT / "spec"), "--out",
+                     str(tmp_path / "X")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("ptxgen: error: template '"), err
+    assert err[0].endswith(f"' is not in {empty}: this installation of ptxgen is incomplete; "
+                           "nothing written"), err
+    assert not (tmp_path / "X").exists()
