@@ -2286,7 +2286,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"],
+                            "values": ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64", "s8.s4"],
                         },
                     ],
                     "operands": [
@@ -2341,6 +2341,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100f", "sm_101f", "sm_120f"],
                             "since": "8.6",
                         },
+                        {
+                            "id": "m8n16-s8-s4",
+                            "match": {
+                                "shape": "m8n16",
+                                "num": ["x1", "x2", "x4"],
+                                "trans": False,
+                                "ss": ["none", "shared", "shared::cta"],
+                                "type": "s8.s4",
+                            },
+                            "operands": {
+                                "d": {"by": "num", "values": {"x1": 1, "x2": 2, "x4": 4}},
+                            },
+                            "targets": ["sm_90a", "sm_100f", "sm_101f", "sm_120f"],
+                            "since": "9.4",
+                        },
                     ],
                     "rules": [
                         {
@@ -2356,6 +2371,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": ".m16n16 needs .trans",
                         },
                         {
+                            "id": "s8-s4-m8n16",
+                            "when": {"type": "s8.s4"},
+                            "require": {"shape": "m8n16"},
+                            "message": ".s8.s4 is only for .m8n16",
+                        },
+                        {
                             "id": "m16n16-num",
                             "when": {"shape": "m16n16"},
                             "require": {"num": ["x1", "x2"]},
@@ -2366,11 +2387,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"shape": "m8n16"},
                             "require": {
                                 "trans": False,
-                                "type": ["b8x16.b6x16_p32", "b8x16.b4x16_p64"],
+                                "type": ["b8x16.b6x16_p32", "b8x16.b4x16_p64", "s8.s4"],
                             },
                             "message": (
                                 ".m8n16 takes no .trans and only the .b8x16.b6x16_p32 / "
-                                ".b8x16.b4x16_p64 formats"
+                                ".b8x16.b4x16_p64 formats or .s8.s4"
                             ),
                         },
                     ],
@@ -4163,6 +4184,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_120a", "sm_121a"],
                             "since": "8.7",
                         },
+                        {
+                            "id": "mxf4nvf4-4x-ue8m0",
+                            "match": {
+                                "shape": "m16n8k128",
+                                "kind": "mxf4nvf4",
+                                "block_scale": True,
+                                "scale_vec_size": "scale_vec::4X",
+                                "atype": "e2m1",
+                                "btype": "e2m1",
+                                "dtype": "f32",
+                                "ctype": "f32",
+                                "stype": "ue8m0",
+                            },
+                            "operands": {"a": 4, "b": 4, "c": 4, "d": 4},
+                            "targets": ["sm_120a", "sm_121a"],
+                            "since": "9.1",
+                        },
                     ],
                     "rules": [
                         {
@@ -4219,14 +4257,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"scale_vec_size": ["scale_vec::2X", "scale_vec::4X"]},
                             "message": (
                                 ".kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or "
-                                ".scale_vec::4X (with .ue4m3)"
+                                ".scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)"
                             ),
-                        },
-                        {
-                            "id": "sp-scale-vec-4x-ue4m3",
-                            "when": {"scale_vec_size": "scale_vec::4X"},
-                            "require": {"stype": "ue4m3"},
-                            "message": ".scale_vec::4X takes .ue4m3 scale factors",
                         },
                         {
                             "id": "sp-fp6-fp4-need-kind",
@@ -4421,6 +4453,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "bitop",
                             "text": ".{}.popc",
                             "values": ["xor", "and"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "rnd",
+                            "text": ".{}",
+                            "values": ["rn", "rz", "rm", "rp"],
                             "optional": True,
                         },
                     ],
@@ -4746,6 +4784,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.7",
                         },
                         {
+                            "id": "mxf4nvf4-4x-ue8m0",
+                            "match": {
+                                "shape": "m16n8k64",
+                                "kind": "mxf4nvf4",
+                                "block_scale": True,
+                                "scale_vec_size": "scale_vec::4X",
+                                "atype": "e2m1",
+                                "btype": "e2m1",
+                                "dtype": "f32",
+                                "ctype": "f32",
+                                "stype": "ue8m0",
+                            },
+                            "operands": {"a": 4, "b": 2, "c": 4, "d": 4},
+                            "targets": ["sm_120f"],
+                            "since": "9.1",
+                        },
+                        {
                             "id": "f64-m8n8k4",
                             "match": {
                                 "shape": "m8n8k4",
@@ -4753,6 +4808,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 1, "b": 1, "c": 2, "d": 2},
                             "targets": ["sm_80+"],
@@ -4766,6 +4822,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 2, "b": 1, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -4779,6 +4836,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 4, "b": 2, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -4792,6 +4850,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 8, "b": 4, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -4994,14 +5053,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"scale_vec_size": ["scale_vec::2X", "scale_vec::4X"]},
                             "message": (
                                 ".kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or "
-                                ".scale_vec::4X (with .ue4m3)"
+                                ".scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)"
                             ),
-                        },
-                        {
-                            "id": "scale-vec-4x-ue4m3",
-                            "when": {"scale_vec_size": "scale_vec::4X"},
-                            "require": {"stype": "ue4m3"},
-                            "message": ".scale_vec::4X takes .ue4m3 scale factors",
                         },
                         {
                             "id": "fp6-fp4-need-kind",
@@ -5032,6 +5085,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"atype": "b1"},
                             "require": {"bitop": ["xor", "and"]},
                             "message": ".b1 needs the bit operation .xor.popc or .and.popc",
+                        },
+                        {
+                            "id": "rnd-f64",
+                            "when": {"rnd": ["rn", "rz", "rm", "rp"]},
+                            "require": {"atype": "f64"},
+                            "message": (
+                                "the rounding modifiers .rn / .rz / .rm / .rp are only for "
+                                "the .f64 forms"
+                            ),
                         },
                         {
                             "id": "bitop-b1",
@@ -7518,7 +7580,7 @@ FORM_COUNTS: dict[str, int] = {
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
     "membar_proxy": 1,
-    "ldmatrix": 54,
+    "ldmatrix": 63,
     "stmatrix": 27,
     "mbarrier_init": 9,
     "mbarrier_inval": 3,
@@ -7531,8 +7593,8 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_pending_count": 1,
     "mbarrier_check_layout": 6,
     "mma_sp": 44,
-    "mma_sp_ordered_metadata": 152,
-    "mma_sync": 198,
+    "mma_sp_ordered_metadata": 153,
+    "mma_sync": 215,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
     "barrier_cluster": 10,
@@ -7618,7 +7680,7 @@ FORM_DIGESTS: dict[str, str] = {
     "membar_proxy":
         "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
     "ldmatrix":
-        "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
+        "b03937d7c572707bd7741fcee726bf04ce62d81d3f394e67630c8ec3b0c3903c",
     "stmatrix":
         "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
     "mbarrier_init":
@@ -7644,9 +7706,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mma_sp":
         "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
     "mma_sp_ordered_metadata":
-        "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
+        "8b85abb889db599d744ca1980fe5b0a01295af2139b22fb02bad49e9f53f9a7c",
     "mma_sync":
-        "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
+        "4078e17a53afff2b61e85e51756598303731e5eec34cb94b58caeb0432bcd3f2",
     "setmaxnreg_action":
         "6b1fa790ba422cb9f7765a3650b1c4fade12a2f87fbb4d1025f5d1ee333514e0",
     "griddepcontrol_action":
@@ -8801,8 +8863,9 @@ def ldmatrix(
         trans: True writes .trans.
         ss: one of shared, shared::cta (None leaves it out). state space of the address
             (generic when left out)
-        type: one of b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64. element type, or source
-            format .b8x16 with its packed 6- or 4-bit source format
+        type: one of b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64, s8.s4. element type, or
+            source format .b8x16 with its packed 6- or 4-bit source format, or .s8.s4 (signed
+            4-bit elements widened to signed 8-bit)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: destination fragment registers.
@@ -9520,6 +9583,7 @@ def mma_sync(
     scale_vec_size: str | None = None,
     stype: str | None = None,
     bitop: str | None = None,
+    rnd: str | None = None,
     scale_a: str | None = None,
     selector_a: Sequence[int] | None = None,
     scale_b: str | None = None,
@@ -9560,6 +9624,8 @@ def mma_sync(
             (block-scaled forms)
         bitop: one of xor, and (None leaves it out). the single-bit operation (.b1 only),
             followed by .popc
+        rnd: one of rn, rz, rm, rp (None leaves it out). rounding of the .f64 forms (.rn, the
+            default when left out, .rz, .rm, .rp)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: fragment of D (f16 accumulators are packed in pairs into .b32).
@@ -9584,6 +9650,7 @@ def mma_sync(
         "scale_vec_size": scale_vec_size,
         "stype": stype,
         "bitop": bitop,
+        "rnd": rnd,
         "scale_a": scale_a,
         "selector_a": selector_a,
         "scale_b": scale_b,
