@@ -145,6 +145,12 @@ def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None
     new, old = ptx.instruction_set(), _old()
     accepted = {k for p in old_result.proposals if p.kind == "forms-accepted"
                 for k in p.details["forms"]}
+    # a new value or a new qualifier is proposed once, with the forms ptxas took among the
+    # candidates (one form per combination): its other forms are that proposal's too
+    new_values = {(p.details["instruction"], p.details["qualifier"], p.details["value"])
+                  for p in old_result.proposals if p.kind == "qualifier-value"}
+    new_tokens = {(p.details["instruction"], p.details["token"])
+                  for p in old_result.proposals if p.kind == "qualifier-added"}
     refused = {k for p in old_result.proposals if p.kind == "forms-refused"
                for k in p.details["forms"]}
     versions = [v for v in new.targets.versions
@@ -156,8 +162,16 @@ def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None
         except KeyError:
             continue
         old_forms = {f.key: f for f in old_ins.forms}
+        old_quals = {q.name: set(q.values) for q in old_ins.qualifiers}
         for f in ins.forms:
             of = old_forms.get(f.key)
+            if any((ins.id, q.name, f.params[q.name]) in new_values
+                   for q in ins.qualifiers if q.name in old_quals) or (any(
+                    (ins.id, q.render(v)) in new_tokens for q in ins.qualifiers
+                    if q.name not in old_quals for v in q.values) and any(
+                    f.params[q.name] != q.absent for q in ins.qualifiers
+                    if q.name not in old_quals)):
+                continue
             for t in old.targets.targets:
                 if t.name not in new.targets.by_name:
                     continue

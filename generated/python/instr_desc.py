@@ -389,6 +389,14 @@ class InstrDescTf32:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescF16:
     """tcgen05 instruction descriptor, .kind::f16 (PTX ISA 9.7.16.4.2, Table 42: Instruction
@@ -739,6 +747,14 @@ class InstrDescF16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescF8f6f4:
@@ -1107,6 +1123,14 @@ class InstrDescF8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescI8:
     """tcgen05 instruction descriptor, .kind::i8 (PTX ISA 9.7.16.4.2, Table 42: Instruction
@@ -1447,6 +1471,14 @@ class InstrDescI8:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescMxf8f6f4:
@@ -1795,6 +1827,14 @@ class InstrDescMxf8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescMxf4:
     """tcgen05 instruction descriptor, .kind::mxf4 (PTX ISA 9.7.16.4.2, Table 44: Instruction
@@ -2139,6 +2179,14 @@ class InstrDescMxf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescMxf4nvf4:
@@ -2487,6 +2535,14 @@ class InstrDescMxf4nvf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Tf32:
@@ -2844,6 +2900,14 @@ class InstrDescSm107Tf32:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107F16:
@@ -3206,6 +3270,14 @@ class InstrDescSm107F16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107F8f6f4:
@@ -3586,6 +3658,14 @@ class InstrDescSm107F8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescSm107Ti16:
     """tcgen05 instruction descriptor, .kind::ti16 (PTX ISA 9.4 9.7.18.4.2, Table 51:
@@ -3924,6 +4004,14 @@ class InstrDescSm107Ti16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf8f6f4:
@@ -4302,6 +4390,14 @@ class InstrDescSm107Mxf8f6f4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf4:
@@ -4691,6 +4787,14 @@ class InstrDescSm107Mxf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf4nvf4:
@@ -5086,3 +5190,11 @@ class InstrDescSm107Mxf4nvf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)

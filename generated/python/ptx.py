@@ -5392,8 +5392,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "value": "block16",
                                     "same_as": "scale_vec::4X",
                                     "when": {"kind": "mxf4nvf4"},
-                                    "condition": "K = 64 or 128",
+                                    "condition": "K = 64",
                                     "seeds": ["002"],
+                                    "note": "block-aliases-9.4",
                                 },
                                 {
                                     "value": "block32",
@@ -5406,8 +5407,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "value": "block32",
                                     "same_as": "scale_vec::2X",
                                     "when": {"kind": ["mxf4", "mxf4nvf4"]},
-                                    "condition": "K = 64 or 128",
+                                    "condition": "K = 64",
                                     "seeds": ["002"],
+                                    "note": "block-aliases-9.4",
                                 },
                                 {
                                     "value": "none",
@@ -5761,6 +5763,73 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 ".scale_vec::2X and .scale_vec::4X with .kind::mxf4 / "
                                 ".kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 "
                                 "(sparse), k_dim = 0; for K = 96 write .block32 or .block16"
+                            ),
+                        },
+                        {
+                            "id": "sparsity-version-sm107",
+                            "operand": "idesc",
+                            "when": {"kind": ["mxf4", "mxf4nvf4"]},
+                            "fields": {"sparsity": ["sparse"]},
+                            "targets": ["sm_107f"],
+                            "require": {"sparsity_version": [1]},
+                            "message": (
+                                "a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction "
+                                "descriptor needs sparsity version v1 (sparsity_version = 1)"
+                            ),
+                        },
+                        {
+                            "id": "ue4m3-block32-sm107",
+                            "operand": "idesc",
+                            "when": {
+                                "kind": "mxf4nvf4",
+                                "scale_vectorsize": ["scale_vec::2X", "block32"],
+                            },
+                            "except_targets": ["sm_107f"],
+                            "require": {"scale_type": ["ue8m0"]},
+                            "message": (
+                                "UE4M3 scale factors with .block32 (.scale_vec::2X) need "
+                                "sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 "
+                                "scales with it (UE4M3 with .block16 / .scale_vec::4X)"
+                            ),
+                        },
+                        {
+                            "id": "lut-b-no-transpose-b",
+                            "operand": "idesc",
+                            "when": {"decompress": True},
+                            "require": {"transpose_b": [0]},
+                            "message": (
+                                ".decompress::lut::b does not take a transposed B "
+                                "(transpose_b = 0)"
+                            ),
+                        },
+                        {
+                            "id": "fp6-fp4-k64-no-transpose-a",
+                            "operand": "idesc",
+                            "when": {"kind": ["f8f6f4", "mxf8f6f4"]},
+                            "fields": {
+                                "sparsity": ["dense"],
+                                "k_dim": [1],
+                                "atype": ["e3m2", "e2m3", "e2m1"],
+                            },
+                            "require": {"transpose_a": [0]},
+                            "message": (
+                                "a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 "
+                                "A (transpose_a = 0)"
+                            ),
+                        },
+                        {
+                            "id": "fp6-fp4-k64-no-transpose-b",
+                            "operand": "idesc",
+                            "when": {"kind": ["f8f6f4", "mxf8f6f4"]},
+                            "fields": {
+                                "sparsity": ["dense"],
+                                "k_dim": [1],
+                                "btype": ["e3m2", "e2m3", "e2m1"],
+                            },
+                            "require": {"transpose_b": [0]},
+                            "message": (
+                                "a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 "
+                                "B (transpose_b = 0)"
                             ),
                         },
                         {
@@ -7832,6 +7901,26 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
     target."""
     return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target),
                                        target)
+
+
+def word_problems(descriptor: Any, target: str) -> list[str]:
+    """Why the descriptor ``descriptor`` (an object of a generated class, such as
+    ``InstrDescSm107Mxf4nvf4(...)``) breaks, on ``target``, the spec's rules that hold for
+    every word of its kind whichever instruction reads it (the descriptor rules that name
+    no qualifier but the kind): ``lbo_mode = 1`` of a shared memory descriptor off
+    sm_103a, sparsity version v0 in a sparse .kind::mxf4nvf4 word on sm_107. Empty when
+    none; raises PtxFormError for an unknown target."""
+    from ptxgen.isa._runtime import spelled_fields
+
+    iset = instruction_set()
+    if target not in iset.targets.index:
+        from ptxgen.names import did_you_mean
+
+        raise PtxFormError(f"unknown target {target!r}"
+                           f"{did_you_mean(target, iset.targets.names)}; known: "
+                           f"{', '.join(iset.targets.names)}")
+    return [p for _, p in _engine.word_problems(iset, descriptor.DESCRIPTOR, descriptor.KIND,
+                                                spelled_fields(descriptor), target)]
 
 
 def clusterlaunchcontrol_try_cancel(
@@ -10907,4 +10996,5 @@ __all__ = [
     "wgmma_mma_async",
     "wgmma_mma_async_sp",
     "wgmma_wait_group",
+    "word_problems",
 ]
