@@ -171,6 +171,10 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="PTX ISA document text (a folder or files of Markdown sections): "
                          "the opcodes its syntax blocks and examples write are candidates "
                          "too (repeatable)")
+    pr.add_argument("--every-value", action="store_true",
+                    help="also try every value the spec knows in every qualifier slot and "
+                         "the tokens the assembler's strings pair with known values (finds "
+                         "ptxas leniencies too)")
     return p
 
 
@@ -671,7 +675,7 @@ def _probe(args: Any) -> int:
             raise UsageError(f"--doc: {d} does not exist")
     try:
         asm = Assembler.open(args.ptxas)
-        result = probe(spec, asm, jobs=args.jobs, doc=docs)
+        result = probe(spec, asm, jobs=args.jobs, doc=docs, every_value=args.every_value)
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:

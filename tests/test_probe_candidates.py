@@ -114,6 +114,14 @@ def test_known_values_in_every_slot(old: InstructionSet) -> None:
     ld = {c.opcode: c for c in known_value_candidates(old.get("ldmatrix"), sib, PAIRS, known)}
     s8s4 = ld["ldmatrix.sync.aligned.m8n16.x1.s8.s4"]
     assert s8s4.new == ("value", "type", "s8.s4")
+    # by default (no --every-value) only values the slot does not have: .s8.s4, not .ue8m0
+    narrow = {c.opcode for c in known_value_candidates(old.get("ldmatrix"), sib, PAIRS, known,
+                                                       every_value=False)}
+    assert "ldmatrix.sync.aligned.m8n16.x1.s8.s4" in narrow
+    assert not any(c.startswith("ldmatrix.sync.aligned.m8n8.x1.trans.b8") for c in narrow)
+    narrow_mma = known_value_candidates(old.get("mma_sync"), sib, PAIRS, known,
+                                        every_value=False)
+    assert narrow_mma and all(c.new is not None and c.new[0] == "value" for c in narrow_mma)
     # valid forms and recorded ptxas leniencies are no candidates
     assert not any(o.startswith("ldmatrix.sync.aligned.m8n8.x1.b16") for o in ld)
     assert not any(".x8." in o for o in ld)
@@ -125,6 +133,20 @@ def test_document_candidates(old: InstructionSet) -> None:
                                          value_sets(BLOCK)))
     assert len(got) == 9 and {c.new for c in got} == {("value", "type", "s8.s4")}
     assert all(c.kernel.lines[-1].startswith(c.opcode + " ") for c in got)
+
+
+def test_the_fixture_syntax_lines_are_candidates(old: InstructionSet) -> None:
+    """tests/fixtures/probe/doc (test_probe's --doc): .scale_vec::4X with .ue8m0 and the .f64
+    rounding for the 9.0 fixture spec."""
+    docs = read_folder([ROOT / "tests" / "fixtures" / "probe" / "doc"])
+    ops = opcodes(docs, [i.name for i in old.instructions])
+    got = {c.opcode: c.new for i in old.instructions
+           for c in document_candidates(i, ops[i.name])}
+    assert got["mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
+               ".f32.e2m1.e2m1.f32.ue8m0"] is None
+    assert got["mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64.rz"] == ("insert", "ctype",
+                                                                          ".rz")
+    assert got["ldmatrix.sync.aligned.m8n16.x4.shared::cta.s8.s4"] == ("value", "type", "s8.s4")
 
 
 def test_the_9_4_document_writes_this_issue_s_forms(old: InstructionSet) -> None:

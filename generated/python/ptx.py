@@ -2055,6 +2055,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "async.global",
                                 "async.shared::cta",
                                 "async.shared::cluster",
+                                "generic::fabric.alias",
+                                "fabric::generic.alias",
+                                "fabric::fabric.alias",
                             ],
                         },
                         {
@@ -2062,6 +2065,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".{}",
                             "values": ["acquire", "release"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["acq_rel"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "fence.proxy.fabric::generic.alias.acq_rel.sys assembles "
+                                    "on sm_100a (ptxas 13.5; fence.proxy.alias.acq_rel.sys: "
+                                    "\"Illegal modifier '.acq_rel' for instruction "
+                                    "'fence.proxy'\"); the ISA's .sem_fabric is .acquire or "
+                                    ".release"
+                                ),
+                            },
                         },
                         {"name": "scope", "text": ".{}", "values": ["sys"], "optional": True},
                     ],
@@ -2070,14 +2084,39 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "sem-scope",
                             "when": {"sem": ["acquire", "release"]},
-                            "require": {"scope": "sys", "proxykind": "alias"},
-                            "message": ".acquire / .release need .alias and .sys",
+                            "require": {
+                                "scope": "sys",
+                                "proxykind": [
+                                    "alias",
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "message": (
+                                ".acquire / .release need .alias (or a fabric proxy kind) and "
+                                ".sys"
+                            ),
                         },
                         {
                             "id": "scope-sem",
                             "when": {"scope": "sys"},
                             "forbid": {"sem": "none"},
                             "message": ".sys needs .acquire or .release",
+                        },
+                        {
+                            "id": "fabric-sem",
+                            "when": {
+                                "proxykind": [
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "forbid": {"sem": "none"},
+                            "message": (
+                                "the fabric proxy fences need .acquire or .release (and .sys)"
+                            ),
                         },
                     ],
                     "gates": [
@@ -2096,8 +2135,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.0",
                         },
                         {
+                            "id": "fabric",
+                            "when": {
+                                "proxykind": [
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                        {
                             "id": "alias-order",
-                            "when": {"sem": ["acquire", "release"]},
+                            "when": {"sem": ["acquire", "release"], "proxykind": "alias"},
                             "targets": ["sm_90+"],
                             "since": "9.4",
                         },
@@ -7644,7 +7695,7 @@ FORM_COUNTS: dict[str, int] = {
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
     "fence_alias": 1,
-    "fence_proxy": 7,
+    "fence_proxy": 13,
     "fence_proxy_tensormap": 8,
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
@@ -7739,7 +7790,7 @@ FORM_DIGESTS: dict[str, str] = {
     "fence_alias":
         "f3f4503b2bc70a0fb150e3380853dd2a212d51c95c398068f058b4fab3db2d77",
     "fence_proxy":
-        "e862037a8dfcb66dc07e7ab483479ae54e70f165c7219e6151ee7fa310874910",
+        "18b1fd104544dc45e59eb199969b618a81520dc7722a912ead2232e684166fa7",
     "fence_proxy_tensormap":
         "bb3bc22a559872a99f790ffebf48969da22eefefe9d4a1c5cabc698d4472856d",
     "fence_proxy_async_generic":
@@ -8798,8 +8849,10 @@ def fence_proxy(
 
     Qualifiers:
         proxykind: one of alias, async, async.global, async.shared::cta,
-            async.shared::cluster.
-        sem: one of acquire, release (None leaves it out). PTX ISA 9.4, .alias only
+            async.shared::cluster, generic::fabric.alias, fabric::generic.alias,
+            fabric::fabric.alias.
+        sem: one of acquire, release (None leaves it out). PTX ISA 9.4 with .alias; PTX ISA
+            9.3 with the fabric proxy kinds, which need it
         scope: one of sys (None leaves it out). PTX ISA 9.4, with .acquire / .release
 
     Operands (register names as str, vectors as sequences of str, immediates as int):

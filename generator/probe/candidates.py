@@ -100,11 +100,14 @@ def _prefix(ins: Instruction, params: Mapping[str, str], after: str) -> str:
 
 
 def known_value_candidates(ins: Instruction, siblings: Mapping[str, set[str]],
-                           pairs: Iterable[str], known: set[str]) -> list[Candidate]:
+                           pairs: Iterable[str], known: set[str],
+                           every_value: bool = True) -> list[Candidate]:
     """Every combination's first form with one qualifier set to a value the spec knows for
-    it or for a same-named qualifier, or (dotted-pair qualifiers) a pair of spec tokens the
-    strings write together; and the strings' ``.token.value`` pairs with an unknown token,
-    put after ``value``."""
+    a same-named qualifier, or (dotted-pair qualifiers) a pair of spec tokens the strings
+    write together; with ``every_value`` also to every value of its own (in another
+    combination) and with the strings' ``.token.value`` pairs' unknown token put after
+    ``value``. (Without ``every_value`` only values the qualifier does not have: the
+    others find ptxas leniencies the spec does not record yet, README "ptxgen probe".)"""
     out: list[Candidate] = []
     word_pairs = [p[1:] for p in pairs if p.count(".") == 2
                   and all(re.fullmatch(r"[A-Za-z]\w*", x) and x in known
@@ -117,15 +120,19 @@ def known_value_candidates(ins: Instruction, siblings: Mapping[str, set[str]],
         for q in ins.qualifiers:
             if q.numeric:
                 continue
-            values = set(q.domain) | siblings.get(q.name, set())
+            values = set(q.domain) if every_value else set()
+            if not q.flag:
+                values |= siblings.get(q.name, set())
             if any("." in v for v in q.values):
                 values |= set(word_pairs)
+            if not every_value:
+                values -= set(q.domain)
             for v in sorted(values - {base.params[q.name]}):
                 new = None if v in q.domain else ("value", q.name, v)
                 c = _candidate(ins, base, {**base.params, q.name: v}, new, "known-values")
                 if c is not None:
                     out.append(c)
-            for token, after_value in inserts:
+            for token, after_value in inserts if every_value else ():
                 if q.flag or base.params[q.name] != after_value:
                     continue
                 c = _candidate(ins, base, dict(base.params), ("insert", q.name, "." + token),

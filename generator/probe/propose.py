@@ -19,12 +19,13 @@ version, then compares the spec with it:
    combination: qualifier values the spec has never seen -- tokens of the
    toolkit's binaries' strings that look like a qualifier's values
    (``.kind::xyz``, ``m16n8k96``), the assembler's own and those of cicc found
-   next to it (cicc names ``kind::ti16``, ptxas 13.5's strings do not); every
-   value the spec knows in every qualifier slot (``.ue8m0`` with
-   ``.scale_vec::4X``; the strings' pairs of spec tokens, ``.s8.s4``, in a
-   dotted-pair slot); tokens the strings pair with a known value (``.rn.f64``:
-   ``.rn`` after ``.f64``); and, with ``--doc``, every opcode the PTX ISA
-   document's syntax blocks and examples write. They are assembled on the
+   next to it (cicc names ``kind::ti16``, ptxas 13.5's strings do not); the
+   values same-named qualifiers have; the strings' pairs of spec tokens
+   (``.s8.s4``) in a dotted-pair slot; with ``--doc``, every opcode the PTX ISA
+   document's syntax blocks and examples write (``.ue8m0`` with
+   ``.scale_vec::4X``, ``.f64.rn``); with ``--every-value``, every value the spec
+   knows in every qualifier slot and the tokens the strings pair with a known
+   value (``.rn.f64``: ``.rn`` after ``.f64``). They are assembled on the
    architecture-specific targets and the newest baseline one at the newest
    version, and those accepted somewhere on every target.
 
@@ -269,9 +270,10 @@ def candidate_values(ins: Instruction, tokens: Iterable[str],
 
 class _Probe:
     def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int,
-                 doc: Sequence[tuple[str, str]] = ()) -> None:
+                 doc: Sequence[tuple[str, str]] = (), every_value: bool = False) -> None:
         self.iset = iset
         self.doc = doc
+        self.every_value = every_value
         self.asm = asm
         self.spec = spec
         self.jobs = jobs
@@ -359,9 +361,12 @@ class _Probe:
 
 
 def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
-          iset: InstructionSet | None = None, doc: Sequence[Path] = ()) -> ProbeResult:
+          iset: InstructionSet | None = None, doc: Sequence[Path] = (),
+          every_value: bool = False) -> ProbeResult:
     """Compare ``asm`` with the spec in ``spec_dir``; see the module doc. ``doc``: folders
-    or files of the PTX ISA document (Markdown) whose opcodes are candidates too."""
+    or files of the PTX ISA document (Markdown) whose opcodes are candidates too;
+    ``every_value``: every known value in every slot and the strings' token pairs (see
+    ptxgen.probe.candidates.known_value_candidates)."""
     start = time.perf_counter()
     if iset is None:
         from ptxgen.pipeline import load_model
@@ -372,7 +377,8 @@ def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
         iset = model
     from ptxgen.probe.document import read_folder
 
-    p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2, read_folder(doc))
+    p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2, read_folder(doc),
+               every_value)
     try:
         stats = _run(p)
     finally:
@@ -614,7 +620,7 @@ def _candidates(p: _Probe, spec_names: Sequence[str]) -> list[Candidate]:
                     key, k = near_miss_kernel(ins, f, {**f.params, qname: value})
                     found.append(Candidate(ins.id, key.split(" <- ")[0], k,
                                            ("value", qname, value), "strings"))
-        found += known_value_candidates(ins, siblings, pairs, known)
+        found += known_value_candidates(ins, siblings, pairs, known, p.every_value)
         found += document_candidates(ins, doc_ops.get(ins.name, []))
         for c in found:
             out.setdefault(c.kernel.key, c)
