@@ -180,6 +180,14 @@ def _build_parser() -> argparse.ArgumentParser:
     json_arg(pr, "the proposals (schema ptxgen-probe/1)")
     pr.add_argument("--jobs", type=int, default=None, metavar="N",
                     help="parallel ptxas runs (default: the number of CPUs)")
+    pr.add_argument("--doc", action="append", default=[], metavar="DOC",
+                    help="PTX ISA document text (a folder or files of Markdown sections): "
+                         "the opcodes its syntax blocks and examples write are candidates "
+                         "too (repeatable)")
+    pr.add_argument("--every-value", action="store_true",
+                    help="also try every value the spec knows in every qualifier slot and "
+                         "the tokens the assembler's strings pair with known values (finds "
+                         "ptxas leniencies too)")
     dc = sub.add_parser("doc", help="read the PTX ISA document: check the spec against it, "
                                     "import what it defines")
     dsub = dc.add_subparsers(dest="doc_command", required=True, metavar="ACTION")
@@ -396,6 +404,8 @@ def _encode(args: Any) -> int:
     for name in specs:
         values.setdefault(name, 0)
     desc = _construct(cls, values, given)
+    if getattr(args, "target", None) is not None:
+        desc = _target_rules(args, cls, desc, values, given)
     if getattr(args, "json", False):
         import json
 
@@ -406,6 +416,59 @@ def _encode(args: Any) -> int:
     else:
         print(desc.hex())
     return EXIT_OK
+
+
+def _word_rules_iset(args: Any) -> Any:
+    """The instruction model whose descriptor rules ``encode`` / ``decode`` apply with
+    --target: the generated one (the project's spec), or that of --spec."""
+    if getattr(args, "spec", None) is None:
+        from ptxgen.isa import ptx
+
+        return ptx.instruction_set()
+    from ptxgen.pipeline import load_model
+
+    return load_model(_spec_dir(args)).instructions
+
+
+def _target_rules(args: Any, cls: Any, desc: Any, values: dict[str, int] | None = None,
+                  given: set[str] | None = None) -> Any:
+    """The word checked against the descriptor rules that hold on --target for every word
+    of its kind (ptxgen.model.instructions.word_rules). ``encode`` (``values`` given)
+    fills in a field the user left out that a broken rule fixes to one value (sparsity
+    version v1 of a sparse .kind::mxf4nvf4 word on sm_107a); anything else is an error
+    naming the field and the target."""
+    from ptxgen.isa._runtime import spelled_fields
+    from ptxgen.model.instructions import word_problems
+
+    iset = _word_rules_iset(args)
+    if iset is None:
+        return desc
+    specs = {f.name: f for f in cls.FIELDS}
+    target = args.target
+    for _ in range(len(specs) + 1):
+        fields = spelled_fields(desc)
+        found = word_problems(iset, cls.DESCRIPTOR, cls.KIND, fields, target)
+        if not found:
+            return desc
+        rule, _problem = found[0]
+        bad = [(n, vals) for n, vals in rule.require if str(fields.get(n)) not in vals]
+        fill = [(n, vals[0]) for n, vals in bad
+                if values is not None and given is not None and n not in given
+                and len(vals) == 1]
+        if not fill or len(fill) < len(bad):
+            name, allowed = bad[0] if bad else (rule.shape_fields[0], ())
+            left_out = "" if given is None or name in given else " (left out, so 0)"
+            raise UsageError(f"{_where(cls)}: {name}: {fields.get(name)}{left_out} is not "
+                             f"allowed on {target}: {rule.message} (allowed: "
+                             f"{', '.join(allowed) or 'see the rule'}) [{rule.id}]")
+        assert values is not None and given is not None
+        for name, value in fill:
+            spec = specs[name]
+            values[name] = spec.names[value] if spec.names and value in spec.names \
+                else int(value)
+            given.add(name)
+        desc = _construct(cls, values, given)
+    return desc
 
 
 def _later_field(cls: Any, name: str) -> str | None:
@@ -462,6 +525,8 @@ def _decode(args: Any) -> int:
     _use_spec_classes(args)
     cls = _class_for(args)
     desc = _decode_word(cls, _parse_word(args.word, cls.WORD_BITS))
+    if getattr(args, "target", None) is not None:
+        _target_rules(args, cls, desc)
     from ptxgen.isa._runtime import spelled_fields
 
     values = spelled_fields(desc)
@@ -726,9 +791,15 @@ def _probe(args: Any) -> int:
     spec = _spec_dir(args)
     if not spec.is_dir():
         raise UsageError(f"--spec: {spec} is not a folder")
+    from pathlib import Path
+
+    docs = [Path(d) for d in args.doc]
+    for d in docs:
+        if not d.exists():
+            raise UsageError(f"--doc: {d} does not exist")
     try:
         asm = Assembler.open(args.ptxas)
-        result = probe(spec, asm, jobs=args.jobs)
+        result = probe(spec, asm, jobs=args.jobs, doc=docs, every_value=args.every_value)
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:

@@ -62,7 +62,8 @@ def cases() -> list[tuple[dict[str, str], int]]:
     doms = [INS.qualifier(n).domain for n in NAMES]
     out = []
     for values in itertools.product(*doms):
-        params = dict(zip(NAMES, values, strict=True))
+        # .decompress::lut::b (PTX ISA 9.4) is the checker's last qualifier, left out here
+        params = {**dict(zip(NAMES, values, strict=True)), "decompress": "false"}
         out += [(params, w) for w in words(params["kind"])]
     return out
 

@@ -91,7 +91,8 @@ def cpp_results(tmp_path: Path, cases: list[tuple[str, str | None, int]]) -> lis
              'static void show(const char* m) { std::puts(m ? m : "ok"); }', 'int main() {']
     for opcode, target, word in cases:
         params = form_params(opcode)
-        targs = ", ".join(cpp_arg(n, params[n]) for n in NAMES)
+        # the checker's qualifiers: NAMES, then .decompress::lut::b (PTX ISA 9.4, last)
+        targs = ", ".join(cpp_arg(n, params[n]) for n in (*NAMES, "decompress"))
         if target is not None:
             targs += f', target_index("{target}")'
         lines.append(f"  show(tcgen05_mma_idesc_problem<{targs}>({word:#x}u));")

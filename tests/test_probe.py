@@ -9,7 +9,9 @@ Oracles: ptxas 13.5 (test dependency) and ptxas 13.0 (PATH), tests/toolkits.py.
   set is computed from the two specs (versions, targets, first versions, qualifier
   values, and every form x target x version whose support differs), not listed by
   hand, and each item must be among the proposals. Qualifier values come from the
-  strings of ptxas and of the toolkit's cicc (.kind::ti16 is only in cicc's).
+  strings of ptxas and of the toolkit's cicc (.kind::ti16 is only in cicc's), and from
+  syntax lines of the document's form (tests/fixtures/probe/doc: issue 25's
+  .scale_vec::4X with .ue8m0 and the .f64 rounding, which no binary spells).
 * The command line: its exit codes (0 / 1 / 2) and its JSON (schema ptxgen-probe/1).
 
 The probes run in this process and share their assemblies (an in-memory cache)
@@ -39,6 +41,8 @@ from ptxgen.probe import Assembler, ProbeResult, probe
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
 OLD_SPEC = ROOT / "tests" / "fixtures" / "probe" / "spec-9.0"
+# syntax lines of the PTX ISA 9.1-9.4 additions (issue 25) for the probe's --doc source
+DOC = ROOT / "tests" / "fixtures" / "probe" / "doc"
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,7 @@ def _probe(spec: Path, release: str) -> ProbeResult:
     if key not in _results:
         asm = Assembler.open(toolkits.require("ptxas", release))
         iset = ptx.instruction_set() if spec == SPEC else None
-        _results[key] = probe(spec, asm, iset=iset)
+        _results[key] = probe(spec, asm, iset=iset, doc=[DOC] if spec == OLD_SPEC else [])
     return _results[key]
 
 
@@ -145,6 +149,12 @@ def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None
     new, old = ptx.instruction_set(), _old()
     accepted = {k for p in old_result.proposals if p.kind == "forms-accepted"
                 for k in p.details["forms"]}
+    # a new value or a new qualifier is proposed once, with the forms ptxas took among the
+    # candidates (one form per combination): its other forms are that proposal's too
+    new_values = {(p.details["instruction"], p.details["qualifier"], p.details["value"])
+                  for p in old_result.proposals if p.kind == "qualifier-value"}
+    new_tokens = {(p.details["instruction"], p.details["token"])
+                  for p in old_result.proposals if p.kind == "qualifier-added"}
     refused = {k for p in old_result.proposals if p.kind == "forms-refused"
                for k in p.details["forms"]}
     versions = [v for v in new.targets.versions
@@ -156,8 +166,16 @@ def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None
         except KeyError:
             continue
         old_forms = {f.key: f for f in old_ins.forms}
+        old_quals = {q.name: set(q.values) for q in old_ins.qualifiers}
         for f in ins.forms:
             of = old_forms.get(f.key)
+            if any((ins.id, q.name, f.params[q.name]) in new_values
+                   for q in ins.qualifiers if q.name in old_quals) or (any(
+                    (ins.id, q.render(v)) in new_tokens for q in ins.qualifiers
+                    if q.name not in old_quals for v in q.values) and any(
+                    f.params[q.name] != q.absent for q in ins.qualifiers
+                    if q.name not in old_quals)):
+                continue
             for t in old.targets.targets:
                 if t.name not in new.targets.by_name:
                     continue
@@ -237,7 +255,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult) -> None:
     ptxas = toolkits.require("ptxas", "13.5")
-    proc = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--json", "--jobs", "2")
+    proc = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--json", "--jobs", "2",
+                "--doc", str(DOC))
     assert proc.returncode == 1, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "ptxgen-probe/1" and doc["agree"] is False
@@ -246,7 +265,7 @@ def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult) -> 
     assert [p["kind"] for p in doc["proposals"]] == [p.kind for p in old_result.proposals]
     for p in doc["proposals"]:
         assert set(p) == {"kind", "subject", "message", "ptxas", "details"}
-    text = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC))
+    text = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC))
     assert text.returncode == 1
     assert "target-added     targets.sm_107a" in text.stdout
     assert "ptx-isa-version  targets.ptx_isa_versions.9.5" in text.stdout

@@ -394,6 +394,14 @@ class InstrDescTf32:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescF16:
     """tcgen05 instruction descriptor, .kind::f16 (PTX ISA 9.7.16.4.2, Table 42: Instruction
@@ -749,6 +757,14 @@ class InstrDescF16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescF8f6f4:
@@ -1122,6 +1138,14 @@ class InstrDescF8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescI8:
     """tcgen05 instruction descriptor, .kind::i8 (PTX ISA 9.7.16.4.2, Table 42: Instruction
@@ -1464,6 +1488,14 @@ class InstrDescI8:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescMxf8f6f4:
@@ -1819,6 +1851,14 @@ class InstrDescMxf8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescMxf4:
     """tcgen05 instruction descriptor, .kind::mxf4 (PTX ISA 9.7.16.4.2, Table 44: Instruction
@@ -2172,6 +2212,14 @@ class InstrDescMxf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescMxf4nvf4:
@@ -2529,6 +2577,14 @@ class InstrDescMxf4nvf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Tf32:
@@ -2888,6 +2944,14 @@ class InstrDescSm107Tf32:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107F16:
@@ -3252,6 +3316,14 @@ class InstrDescSm107F16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107F8f6f4:
@@ -3634,6 +3706,14 @@ class InstrDescSm107F8f6f4:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class InstrDescSm107Ti16:
     """tcgen05 instruction descriptor, .kind::ti16 (PTX ISA 9.4 9.7.18.4.2, Table 51:
@@ -3974,6 +4054,14 @@ class InstrDescSm107Ti16:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf8f6f4:
@@ -4354,6 +4442,14 @@ class InstrDescSm107Mxf8f6f4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf4:
@@ -4745,6 +4841,14 @@ class InstrDescSm107Mxf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 class InstrDescSm107Mxf4nvf4:
@@ -5142,3 +5246,11 @@ class InstrDescSm107Mxf4nvf4:
     def hex(self) -> str:
         """``0x`` and 8 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():08x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)

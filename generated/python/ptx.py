@@ -2055,6 +2055,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "async.global",
                                 "async.shared::cta",
                                 "async.shared::cluster",
+                                "generic::fabric.alias",
+                                "fabric::generic.alias",
+                                "fabric::fabric.alias",
                             ],
                         },
                         {
@@ -2062,6 +2065,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".{}",
                             "values": ["acquire", "release"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["acq_rel"],
+                                "toolkits": ["13.5"],
+                                "ptxas": (
+                                    "fence.proxy.fabric::generic.alias.acq_rel.sys assembles "
+                                    "on sm_100a (ptxas 13.5; fence.proxy.alias.acq_rel.sys: "
+                                    "\"Illegal modifier '.acq_rel' for instruction "
+                                    "'fence.proxy'\"); the ISA's .sem_fabric is .acquire or "
+                                    ".release"
+                                ),
+                            },
                         },
                         {"name": "scope", "text": ".{}", "values": ["sys"], "optional": True},
                     ],
@@ -2070,14 +2084,39 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "sem-scope",
                             "when": {"sem": ["acquire", "release"]},
-                            "require": {"scope": "sys", "proxykind": "alias"},
-                            "message": ".acquire / .release need .alias and .sys",
+                            "require": {
+                                "scope": "sys",
+                                "proxykind": [
+                                    "alias",
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "message": (
+                                ".acquire / .release need .alias (or a fabric proxy kind) and "
+                                ".sys"
+                            ),
                         },
                         {
                             "id": "scope-sem",
                             "when": {"scope": "sys"},
                             "forbid": {"sem": "none"},
                             "message": ".sys needs .acquire or .release",
+                        },
+                        {
+                            "id": "fabric-sem",
+                            "when": {
+                                "proxykind": [
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "forbid": {"sem": "none"},
+                            "message": (
+                                "the fabric proxy fences need .acquire or .release (and .sys)"
+                            ),
                         },
                     ],
                     "gates": [
@@ -2096,8 +2135,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.0",
                         },
                         {
+                            "id": "fabric",
+                            "when": {
+                                "proxykind": [
+                                    "generic::fabric.alias",
+                                    "fabric::generic.alias",
+                                    "fabric::fabric.alias",
+                                ],
+                            },
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                        {
                             "id": "alias-order",
-                            "when": {"sem": ["acquire", "release"]},
+                            "when": {"sem": ["acquire", "release"], "proxykind": "alias"},
                             "targets": ["sm_90+"],
                             "since": "9.4",
                         },
@@ -2286,7 +2337,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"],
+                            "values": ["b16", "b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64", "s8.s4"],
                         },
                     ],
                     "operands": [
@@ -2341,6 +2392,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100f", "sm_101f", "sm_120f"],
                             "since": "8.6",
                         },
+                        {
+                            "id": "m8n16-s8-s4",
+                            "match": {
+                                "shape": "m8n16",
+                                "num": ["x1", "x2", "x4"],
+                                "trans": False,
+                                "ss": ["none", "shared", "shared::cta"],
+                                "type": "s8.s4",
+                            },
+                            "operands": {
+                                "d": {"by": "num", "values": {"x1": 1, "x2": 2, "x4": 4}},
+                            },
+                            "targets": ["sm_90a", "sm_100f", "sm_101f", "sm_120f"],
+                            "since": "9.4",
+                        },
                     ],
                     "rules": [
                         {
@@ -2356,6 +2422,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": ".m16n16 needs .trans",
                         },
                         {
+                            "id": "s8-s4-m8n16",
+                            "when": {"type": "s8.s4"},
+                            "require": {"shape": "m8n16"},
+                            "message": ".s8.s4 is only for .m8n16",
+                        },
+                        {
                             "id": "m16n16-num",
                             "when": {"shape": "m16n16"},
                             "require": {"num": ["x1", "x2"]},
@@ -2366,11 +2438,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"shape": "m8n16"},
                             "require": {
                                 "trans": False,
-                                "type": ["b8x16.b6x16_p32", "b8x16.b4x16_p64"],
+                                "type": ["b8x16.b6x16_p32", "b8x16.b4x16_p64", "s8.s4"],
                             },
                             "message": (
                                 ".m8n16 takes no .trans and only the .b8x16.b6x16_p32 / "
-                                ".b8x16.b4x16_p64 formats"
+                                ".b8x16.b4x16_p64 formats or .s8.s4"
                             ),
                         },
                     ],
@@ -4181,6 +4253,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_120a", "sm_121a"],
                             "since": "8.7",
                         },
+                        {
+                            "id": "mxf4nvf4-4x-ue8m0",
+                            "match": {
+                                "shape": "m16n8k128",
+                                "kind": "mxf4nvf4",
+                                "block_scale": True,
+                                "scale_vec_size": "scale_vec::4X",
+                                "atype": "e2m1",
+                                "btype": "e2m1",
+                                "dtype": "f32",
+                                "ctype": "f32",
+                                "stype": "ue8m0",
+                            },
+                            "operands": {"a": 4, "b": 4, "c": 4, "d": 4},
+                            "targets": ["sm_120a", "sm_121a"],
+                            "since": "9.1",
+                        },
                     ],
                     "rules": [
                         {
@@ -4237,14 +4326,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"scale_vec_size": ["scale_vec::2X", "scale_vec::4X"]},
                             "message": (
                                 ".kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or "
-                                ".scale_vec::4X (with .ue4m3)"
+                                ".scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)"
                             ),
-                        },
-                        {
-                            "id": "sp-scale-vec-4x-ue4m3",
-                            "when": {"scale_vec_size": "scale_vec::4X"},
-                            "require": {"stype": "ue4m3"},
-                            "message": ".scale_vec::4X takes .ue4m3 scale factors",
                         },
                         {
                             "id": "sp-fp6-fp4-need-kind",
@@ -4439,6 +4522,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "bitop",
                             "text": ".{}.popc",
                             "values": ["xor", "and"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "rnd",
+                            "text": ".{}",
+                            "values": ["rn", "rz", "rm", "rp"],
                             "optional": True,
                         },
                     ],
@@ -4764,6 +4853,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.7",
                         },
                         {
+                            "id": "mxf4nvf4-4x-ue8m0",
+                            "match": {
+                                "shape": "m16n8k64",
+                                "kind": "mxf4nvf4",
+                                "block_scale": True,
+                                "scale_vec_size": "scale_vec::4X",
+                                "atype": "e2m1",
+                                "btype": "e2m1",
+                                "dtype": "f32",
+                                "ctype": "f32",
+                                "stype": "ue8m0",
+                            },
+                            "operands": {"a": 4, "b": 2, "c": 4, "d": 4},
+                            "targets": ["sm_120f"],
+                            "since": "9.1",
+                        },
+                        {
                             "id": "f64-m8n8k4",
                             "match": {
                                 "shape": "m8n8k4",
@@ -4771,6 +4877,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 1, "b": 1, "c": 2, "d": 2},
                             "targets": ["sm_80+"],
@@ -4784,6 +4891,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 2, "b": 1, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -4797,6 +4905,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 4, "b": 2, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -4810,6 +4919,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "btype": "f64",
                                 "dtype": "f64",
                                 "ctype": "f64",
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
                             },
                             "operands": {"a": 8, "b": 4, "c": 4, "d": 4},
                             "targets": ["sm_90+"],
@@ -5012,14 +5122,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"scale_vec_size": ["scale_vec::2X", "scale_vec::4X"]},
                             "message": (
                                 ".kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or "
-                                ".scale_vec::4X (with .ue4m3)"
+                                ".scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)"
                             ),
-                        },
-                        {
-                            "id": "scale-vec-4x-ue4m3",
-                            "when": {"scale_vec_size": "scale_vec::4X"},
-                            "require": {"stype": "ue4m3"},
-                            "message": ".scale_vec::4X takes .ue4m3 scale factors",
                         },
                         {
                             "id": "fp6-fp4-need-kind",
@@ -5050,6 +5154,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"atype": "b1"},
                             "require": {"bitop": ["xor", "and"]},
                             "message": ".b1 needs the bit operation .xor.popc or .and.popc",
+                        },
+                        {
+                            "id": "rnd-f64",
+                            "when": {"rnd": ["rn", "rz", "rm", "rp"]},
+                            "require": {"atype": "f64"},
+                            "message": (
+                                "the rounding modifiers .rn / .rz / .rm / .rp are only for "
+                                "the .f64 forms"
+                            ),
                         },
                         {
                             "id": "bitop-b1",
@@ -5364,8 +5477,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "value": "block16",
                                     "same_as": "scale_vec::4X",
                                     "when": {"kind": "mxf4nvf4"},
-                                    "condition": "K = 64 or 128",
+                                    "condition": "K = 64",
                                     "seeds": ["002"],
+                                    "note": "block-aliases-9.4",
                                 },
                                 {
                                     "value": "block32",
@@ -5378,8 +5492,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "value": "block32",
                                     "same_as": "scale_vec::2X",
                                     "when": {"kind": ["mxf4", "mxf4nvf4"]},
-                                    "condition": "K = 64 or 128",
+                                    "condition": "K = 64",
                                     "seeds": ["002"],
+                                    "note": "block-aliases-9.4",
                                 },
                                 {
                                     "value": "none",
@@ -5733,6 +5848,73 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 ".scale_vec::2X and .scale_vec::4X with .kind::mxf4 / "
                                 ".kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 "
                                 "(sparse), k_dim = 0; for K = 96 write .block32 or .block16"
+                            ),
+                        },
+                        {
+                            "id": "sparsity-version-sm107",
+                            "operand": "idesc",
+                            "when": {"kind": ["mxf4", "mxf4nvf4"]},
+                            "fields": {"sparsity": ["sparse"]},
+                            "targets": ["sm_107f"],
+                            "require": {"sparsity_version": [1]},
+                            "message": (
+                                "a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction "
+                                "descriptor needs sparsity version v1 (sparsity_version = 1)"
+                            ),
+                        },
+                        {
+                            "id": "ue4m3-block32-sm107",
+                            "operand": "idesc",
+                            "when": {
+                                "kind": "mxf4nvf4",
+                                "scale_vectorsize": ["scale_vec::2X", "block32"],
+                            },
+                            "except_targets": ["sm_107f"],
+                            "require": {"scale_type": ["ue8m0"]},
+                            "message": (
+                                "UE4M3 scale factors with .block32 (.scale_vec::2X) need "
+                                "sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 "
+                                "scales with it (UE4M3 with .block16 / .scale_vec::4X)"
+                            ),
+                        },
+                        {
+                            "id": "lut-b-no-transpose-b",
+                            "operand": "idesc",
+                            "when": {"decompress": True},
+                            "require": {"transpose_b": [0]},
+                            "message": (
+                                ".decompress::lut::b does not take a transposed B "
+                                "(transpose_b = 0)"
+                            ),
+                        },
+                        {
+                            "id": "fp6-fp4-k64-no-transpose-a",
+                            "operand": "idesc",
+                            "when": {"kind": ["f8f6f4", "mxf8f6f4"]},
+                            "fields": {
+                                "sparsity": ["dense"],
+                                "k_dim": [1],
+                                "atype": ["e3m2", "e2m3", "e2m1"],
+                            },
+                            "require": {"transpose_a": [0]},
+                            "message": (
+                                "a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 "
+                                "A (transpose_a = 0)"
+                            ),
+                        },
+                        {
+                            "id": "fp6-fp4-k64-no-transpose-b",
+                            "operand": "idesc",
+                            "when": {"kind": ["f8f6f4", "mxf8f6f4"]},
+                            "fields": {
+                                "sparsity": ["dense"],
+                                "k_dim": [1],
+                                "btype": ["e3m2", "e2m3", "e2m1"],
+                            },
+                            "require": {"transpose_b": [0]},
+                            "message": (
+                                "a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 "
+                                "B (transpose_b = 0)"
                             ),
                         },
                         {
@@ -7645,12 +7827,12 @@ FORM_COUNTS: dict[str, int] = {
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
     "fence_alias": 1,
-    "fence_proxy": 7,
+    "fence_proxy": 13,
     "fence_proxy_tensormap": 8,
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
     "membar_proxy": 1,
-    "ldmatrix": 54,
+    "ldmatrix": 63,
     "stmatrix": 27,
     "mbarrier_init": 9,
     "mbarrier_inval": 3,
@@ -7663,8 +7845,8 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_pending_count": 1,
     "mbarrier_check_layout": 6,
     "mma_sp": 44,
-    "mma_sp_ordered_metadata": 152,
-    "mma_sync": 198,
+    "mma_sp_ordered_metadata": 153,
+    "mma_sync": 215,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
     "barrier_cluster": 10,
@@ -7740,7 +7922,7 @@ FORM_DIGESTS: dict[str, str] = {
     "fence_alias":
         "f3f4503b2bc70a0fb150e3380853dd2a212d51c95c398068f058b4fab3db2d77",
     "fence_proxy":
-        "e862037a8dfcb66dc07e7ab483479ae54e70f165c7219e6151ee7fa310874910",
+        "18b1fd104544dc45e59eb199969b618a81520dc7722a912ead2232e684166fa7",
     "fence_proxy_tensormap":
         "bb3bc22a559872a99f790ffebf48969da22eefefe9d4a1c5cabc698d4472856d",
     "fence_proxy_async_generic":
@@ -7750,7 +7932,7 @@ FORM_DIGESTS: dict[str, str] = {
     "membar_proxy":
         "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
     "ldmatrix":
-        "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
+        "b03937d7c572707bd7741fcee726bf04ce62d81d3f394e67630c8ec3b0c3903c",
     "stmatrix":
         "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
     "mbarrier_init":
@@ -7776,9 +7958,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mma_sp":
         "00d1c44973ee9bec10bea759af92a49747afe3592b9d0ba83f87ad79f1064ad7",
     "mma_sp_ordered_metadata":
-        "b6b48ca90024fc90945181e83f01a728572e4c35309491bcdd97980d7d3a6d9b",
+        "8b85abb889db599d744ca1980fe5b0a01295af2139b22fb02bad49e9f53f9a7c",
     "mma_sync":
-        "8789634f51d578b6fa016d963b413a5ceaf0eb92decef72bcc81a0e29129296b",
+        "4078e17a53afff2b61e85e51756598303731e5eec34cb94b58caeb0432bcd3f2",
     "setmaxnreg_action":
         "6b1fa790ba422cb9f7765a3650b1c4fade12a2f87fbb4d1025f5d1ee333514e0",
     "griddepcontrol_action":
@@ -7902,6 +8084,26 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
     target."""
     return _engine.descriptor_problems(instruction_set(), opcode, words, _decoder(target),
                                        target)
+
+
+def word_problems(descriptor: Any, target: str) -> list[str]:
+    """Why the descriptor ``descriptor`` (an object of a generated class, such as
+    ``InstrDescSm107Mxf4nvf4(...)``) breaks, on ``target``, the spec's rules that hold for
+    every word of its kind whichever instruction reads it (the descriptor rules that name
+    no qualifier but the kind): ``lbo_mode = 1`` of a shared memory descriptor off
+    sm_103a, sparsity version v0 in a sparse .kind::mxf4nvf4 word on sm_107. Empty when
+    none; raises PtxFormError for an unknown target."""
+    from ptxgen.isa._runtime import spelled_fields
+
+    iset = instruction_set()
+    if target not in iset.targets.index:
+        from ptxgen.names import did_you_mean
+
+        raise PtxFormError(f"unknown target {target!r}"
+                           f"{did_you_mean(target, iset.targets.names)}; known: "
+                           f"{', '.join(iset.targets.names)}")
+    return [p for _, p in _engine.word_problems(iset, descriptor.DESCRIPTOR, descriptor.KIND,
+                                                spelled_fields(descriptor), target)]
 
 
 def clusterlaunchcontrol_try_cancel(
@@ -8779,8 +8981,10 @@ def fence_proxy(
 
     Qualifiers:
         proxykind: one of alias, async, async.global, async.shared::cta,
-            async.shared::cluster.
-        sem: one of acquire, release (None leaves it out). PTX ISA 9.4, .alias only
+            async.shared::cluster, generic::fabric.alias, fabric::generic.alias,
+            fabric::fabric.alias.
+        sem: one of acquire, release (None leaves it out). PTX ISA 9.4 with .alias; PTX ISA
+            9.3 with the fabric proxy kinds, which need it
         scope: one of sys (None leaves it out). PTX ISA 9.4, with .acquire / .release
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -8933,8 +9137,9 @@ def ldmatrix(
         trans: True writes .trans.
         ss: one of shared, shared::cta (None leaves it out). state space of the address
             (generic when left out)
-        type: one of b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64. element type, or source
-            format .b8x16 with its packed 6- or 4-bit source format
+        type: one of b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64, s8.s4. element type, or
+            source format .b8x16 with its packed 6- or 4-bit source format, or .s8.s4 (signed
+            4-bit elements widened to signed 8-bit)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: destination fragment registers.
@@ -9652,6 +9857,7 @@ def mma_sync(
     scale_vec_size: str | None = None,
     stype: str | None = None,
     bitop: str | None = None,
+    rnd: str | None = None,
     scale_a: str | None = None,
     selector_a: Sequence[int] | None = None,
     scale_b: str | None = None,
@@ -9692,6 +9898,8 @@ def mma_sync(
             (block-scaled forms)
         bitop: one of xor, and (None leaves it out). the single-bit operation (.b1 only),
             followed by .popc
+        rnd: one of rn, rz, rm, rp (None leaves it out). rounding of the .f64 forms (.rn, the
+            default when left out, .rz, .rm, .rp)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: fragment of D (f16 accumulators are packed in pairs into .b32).
@@ -9716,6 +9924,7 @@ def mma_sync(
         "scale_vec_size": scale_vec_size,
         "stype": stype,
         "bitop": bitop,
+        "rnd": rnd,
         "scale_a": scale_a,
         "selector_a": selector_a,
         "scale_b": scale_b,
@@ -10976,4 +11185,5 @@ __all__ = [
     "wgmma_mma_async",
     "wgmma_mma_async_sp",
     "wgmma_wait_group",
+    "word_problems",
 ]

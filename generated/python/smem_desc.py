@@ -255,6 +255,14 @@ class SmemDesc:
         """``0x`` and 16 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():016x}"
 
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
+
 
 class SmemDescSm107:
     """tcgen05 shared memory descriptor (PTX ISA 9.4 9.7.18.4.1, Table 49: Shared memory
@@ -499,6 +507,14 @@ class SmemDescSm107:
     def hex(self) -> str:
         """``0x`` and 16 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():016x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)
 
 
 _PATTERN_BOUNDARY: dict[int, int] = {2: 1024, 4: 512, 6: 256, 1: 1024}

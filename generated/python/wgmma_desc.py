@@ -211,3 +211,11 @@ class WgmmaDesc:
     def hex(self) -> str:
         """``0x`` and 16 zero-padded hex digits, as ``ptxgen encode`` prints."""
         return f"0x{self.encode():016x}"
+
+    def problems(self, target: str) -> list[str]:
+        """Why this word breaks, on ``target``, the spec's rules that depend on the target
+        and hold for every word of its kind (``ptxgen.isa.ptx.word_problems``); empty
+        when none."""
+        from ptxgen.isa.ptx import word_problems
+
+        return word_problems(self, target)

@@ -327,10 +327,14 @@ def check_links(descriptor_docs: list[Document], instruction_docs: list[Document
                                 errors.append(doc.source.diag(path, f"{where}: {problem}",
                                                               key=fname not in fields))
                                 break
-                for fname, values in rule.get("require", {}).items():
-                    path = base + ("descriptor_rules", j, "require", fname)
+                for key, fname, values in [(k, f, v) for k in ("fields", "require")
+                                           for f, v in rule.get(k, {}).items()]:
+                    path = base + ("descriptor_rules", j, key, fname)
                     for kind in kinds:
-                        fields = {f.name: f for f in desc.first_layout(kind).fields}
+                        # a field of any layout of the kind (a variant's: a rule on the
+                        # targets that read the word with it)
+                        fields = {f.name: f for _, lay in reversed(desc.placements(kind))
+                                  if lay is not None for f in lay.fields}
                         where = f"{desc.name}" + (f" (kind {kind})" if kind else "")
                         if fname not in fields:
                             errors.append(doc.source.diag(

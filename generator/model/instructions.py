@@ -359,7 +359,9 @@ def shape_values(spec: Any) -> tuple[int, ...]:
 class DescriptorRule:
     """A rule on the value of a descriptor operand, in the forms that match ``when``:
     fields that must take one of the ``require``d values, or (``shapes``) fields whose
-    values together must be one of the listed shapes."""
+    values together must be one of the listed shapes. ``fields`` narrows the rule to
+    words whose fields take these values (a field the word's layout lacks: the rule does
+    not apply), e.g. ``sparsity = sparse``."""
 
     id: str
     operand: str
@@ -373,6 +375,17 @@ class DescriptorRule:
     targets: frozenset[str] | None = None
     selectors: tuple[str, ...] = ()
     except_selectors: tuple[str, ...] = ()
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()  # field -> values it applies to
+
+    @property
+    def field_names(self) -> frozenset[str]:
+        """The descriptor fields the rule reads (its conditions and requirements)."""
+        return frozenset(n for n, _ in (*self.fields, *self.require)) | frozenset(
+            self.shape_fields)
+
+    def applies_to(self, fields: Mapping[str, object]) -> bool:
+        """Whether the decoded ``fields`` meet the rule's ``fields`` conditions."""
+        return all(norm(fields.get(n)) in vals for n, vals in self.fields)
 
     def applies_on(self, target: str | None) -> bool:
         """Whether the rule holds on ``target``; a rule that depends on the target is
@@ -411,8 +424,11 @@ class DescriptorRule:
         return any(all(num(n) in vals for n, vals in shape) for shape in self.shapes)
 
     def problems(self, fields: Mapping[str, object]) -> list[str]:
-        """Why the decoded ``fields`` break this rule (empty: they do not)."""
-        out = []
+        """Why the decoded ``fields`` break this rule (empty: they do not, or the rule's
+        ``fields`` conditions do not hold, or the word's layout lacks a field it reads)."""
+        out: list[str] = []
+        if not self.applies_to(fields) or any(n not in fields for n, _ in self.require):
+            return out
         where = self.where
         if self.shapes and not self.matches_shape(fields):
             got = ", ".join(f"{n} = {fields.get(n)}" for n in self.shape_fields)
@@ -1157,7 +1173,9 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            tuple(tuple((k, shape_values(v)) for k, v in s.items())
                                  for s in r.get("shapes", ())),
                            rule_targets(targets, r), tuple(r.get("targets", ())),
-                           tuple(r.get("except_targets", ())))
+                           tuple(r.get("except_targets", ())),
+                           tuple((k, tuple(norm(v) for v in vs))
+                                 for k, vs in r.get("fields", {}).items()))
             for r in raw.get("descriptor_rules", ())),
         deviations=deviations)
 
@@ -1384,6 +1402,38 @@ def descriptor_problems(iset: InstructionSet, opcode: str, words: Mapping[str, i
                 problems = ins.descriptor_problems(form.params, name, fields, target)
             out.extend(p for p in problems if p not in out)
     return out
+
+
+def word_rules(iset: InstructionSet, descriptor: str, kind: str | None
+               ) -> list[DescriptorRule]:
+    """The descriptor rules that hold for every word of ``descriptor`` (of MMA ``kind``),
+    whichever form reads it: those of the operands reading it whose condition names no
+    qualifier but the one that selects the kind (``lbo_mode = 1`` is for sm_103a; a
+    sparse .kind::mxf4nvf4 word needs sparsity version v1 on sm_107). ``encode`` /
+    ``decode`` with a target and the descriptor classes' ``problems`` check these; one
+    rule per message (tcgen05.mma's a_desc and b_desc share theirs)."""
+    out: dict[str, DescriptorRule] = {}
+    for ins in iset.instructions:
+        for operand, (desc, kind_of) in ins.descriptor_links.items():
+            if desc != descriptor:
+                continue
+            for r in ins.descriptor_rules:
+                names = set(r.when.names)
+                if r.operand != operand or names - ({kind_of} if kind_of else set()):
+                    continue
+                if kind_of and kind_of in names and not r.when({kind_of: str(kind)}):
+                    continue
+                out.setdefault(r.message, r)
+    return list(out.values())
+
+
+def word_problems(iset: InstructionSet, descriptor: str, kind: str | None,
+                  fields: Mapping[str, object], target: str
+                  ) -> list[tuple[DescriptorRule, str]]:
+    """(rule, problem) for every :func:`word_rules` rule that the decoded ``fields`` break
+    on ``target``."""
+    return [(r, p) for r in word_rules(iset, descriptor, kind) if r.applies_on(target)
+            for p in r.problems(fields)]
 
 
 def explain(ins: Instruction, opcode: str) -> list[str]:

@@ -15,12 +15,19 @@ version, then compares the spec with it:
    spec's newest support carried to new versions and nothing before its oldest;
    near misses (valid forms with one qualifier changed so that the spec calls
    them invalid) at the newest version on every target.
-4. Qualifier values the spec has never seen: tokens of the toolkit's binaries'
-   strings that look like a qualifier's values (``.kind::xyz``, ``m16n8k96``) --
-   the assembler's own and those of cicc found next to it (cicc names
-   ``kind::ti16``, ptxas 13.5's strings do not) -- and the values other
-   instructions give a qualifier of the same name, put into one form of every
-   combination and assembled on every target.
+4. Candidate forms (:mod:`ptxgen.probe.candidates`), put into one form of every
+   combination: qualifier values the spec has never seen -- tokens of the
+   toolkit's binaries' strings that look like a qualifier's values
+   (``.kind::xyz``, ``m16n8k96``), the assembler's own and those of cicc found
+   next to it (cicc names ``kind::ti16``, ptxas 13.5's strings do not); the
+   values same-named qualifiers have; the strings' pairs of spec tokens
+   (``.s8.s4``) in a dotted-pair slot; with ``--doc``, every opcode the PTX ISA
+   document's syntax blocks and examples write (``.ue8m0`` with
+   ``.scale_vec::4X``, ``.f64.rn``); with ``--every-value``, every value the spec
+   knows in every qualifier slot and the tokens the strings pair with a known
+   value (``.rn.f64``: ``.rn`` after ``.f64``). They are assembled on the
+   architecture-specific targets and the newest baseline one at the newest
+   version, and those accepted somewhere on every target.
 
 Disagreements are grouped into proposed edits, each with the assembler's
 message. The spec's answers are those for the assembler's toolkit (its recorded
@@ -29,6 +36,7 @@ deviations applied) when the spec lists that toolkit, else the ISA's rule.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -41,6 +49,13 @@ from typing import Any
 from ptxgen.model.instructions import Form, Instruction, InstructionSet, vkey
 from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, kernel_for, verify_arch
+from ptxgen.probe.candidates import (
+    Candidate,
+    document_candidates,
+    known_value_candidates,
+    representatives,
+)
+from ptxgen.probe.document import opcodes
 from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
 from ptxgen.spec_util import parse_target
 
@@ -53,7 +68,7 @@ class Proposal:
     """One proposed edit of the spec."""
 
     kind: str  # ptx-isa-version | target-added | target-since | qualifier-value |
-    #            forms-accepted | forms-refused
+    #            qualifier-added | forms-accepted | forms-refused
     subject: str
     message: str
     ptxas: str  # the assembler's own words (an error message, or what assembles)
@@ -168,14 +183,22 @@ def _real_binary(path: str) -> Path | None:
     return real
 
 
-def binary_tokens(path: str) -> frozenset[str]:
-    """The dotted tokens in the assembler binary's strings (``.kind::f16``, ``.x4``)."""
+@functools.cache
+def _dotted_runs(path: str) -> frozenset[str]:
+    """The runs of dotted tokens in a binary's strings (``.kind::f16``, ``.s8.s4``), read
+    once per binary and process."""
     real = _real_binary(path)
     try:
         data = real.read_bytes() if real is not None else b""
     except OSError:
         return frozenset()
-    return frozenset(t.decode() for t in re.findall(rb"\.[A-Za-z_][A-Za-z0-9_:]{0,40}", data))
+    return frozenset(t.decode() for t in re.findall(
+        rb"(?:\.[A-Za-z_][A-Za-z0-9_:]{0,40})+", data))
+
+
+def binary_tokens(path: str) -> frozenset[str]:
+    """The dotted tokens in the assembler binary's strings (``.kind::f16``, ``.x4``)."""
+    return frozenset("." + t for run in _dotted_runs(path) for t in run[1:].split("."))
 
 
 def toolkit_binaries(ptxas: str) -> list[Path]:
@@ -209,6 +232,12 @@ def toolkit_tokens(ptxas: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
+def toolkit_pairs(ptxas: str) -> frozenset[str]:
+    """The runs of two or three dotted tokens of the assembler's strings (``.s8.s4``,
+    ``.rn.f64``)."""
+    return frozenset(r for r in _dotted_runs(ptxas) if r.count(".") in (2, 3))
+
+
 def candidate_values(ins: Instruction, tokens: Iterable[str],
                      siblings: Mapping[str, set[str]]) -> dict[str, list[str]]:
     """{qualifier: values the spec does not give it} from the binary's tokens that match
@@ -240,8 +269,11 @@ def candidate_values(ins: Instruction, tokens: Iterable[str],
 # -- the probe --------------------------------------------------------------------------------
 
 class _Probe:
-    def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int) -> None:
+    def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int,
+                 doc: Sequence[tuple[str, str]] = (), every_value: bool = False) -> None:
         self.iset = iset
+        self.doc = doc
+        self.every_value = every_value
         self.asm = asm
         self.spec = spec
         self.jobs = jobs
@@ -329,8 +361,12 @@ class _Probe:
 
 
 def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
-          iset: InstructionSet | None = None) -> ProbeResult:
-    """Compare ``asm`` with the spec in ``spec_dir``; see the module doc."""
+          iset: InstructionSet | None = None, doc: Sequence[Path] = (),
+          every_value: bool = False) -> ProbeResult:
+    """Compare ``asm`` with the spec in ``spec_dir``; see the module doc. ``doc``: folders
+    or files of the PTX ISA document (Markdown) whose opcodes are candidates too;
+    ``every_value``: every known value in every slot and the strings' token pairs (see
+    ptxgen.probe.candidates.known_value_candidates)."""
     start = time.perf_counter()
     if iset is None:
         from ptxgen.pipeline import load_model
@@ -339,7 +375,10 @@ def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
         if model is None:
             raise ValueError(f"{spec_dir}: the spec has no instructions")
         iset = model
-    p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2)
+    from ptxgen.probe.document import read_folder
+
+    p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2, read_folder(doc),
+               every_value)
     try:
         stats = _run(p)
     finally:
@@ -528,40 +567,18 @@ def _run(p: _Probe) -> dict[str, Any]:
     probes: list[Kernel] = []
     for ins in iset.instructions:
         probes += [k for _, k, _ in near_misses(ins)]
-    tokens = toolkit_tokens(asm.path)
-    siblings: dict[str, set[str]] = {}
-    for ins in iset.instructions:
-        for q in ins.qualifiers:
-            if not q.flag and not q.numeric:
-                siblings.setdefault(q.name, set()).update(q.values)
-    cand_kernels: list[Kernel] = []
-    cand_of: dict[str, tuple[str, str, str]] = {}
-    for ins in iset.instructions:
-        cands = candidate_values(ins, tokens, siblings)
-        reps = _representatives(ins)
-        for qname, values in cands.items():
-            for value in values:
-                for f in reps:
-                    params = {**f.params, qname: value}
-                    key, k = near_miss_kernel(ins, f, params)
-                    if key not in cand_of:
-                        cand_of[key] = (ins.id, qname, value)
-                        cand_kernels.append(k)
+    cands = _candidates(p, spec_names)
     last = [(n, v) for n in spec_names + list(new_first)
             for v in [max((x for x in probe_versions if asm_exists(n, x)), key=vkey,
                           default=None)] if v is not None]
     nm_pairs = [(n, v, verify_arch(tt.by_name[n].ptxas_arch if n in tt.by_name else n))
                 for n, v in last]
-    nm_seen = p.observe(nm_pairs, probes + cand_kernels)
+    nm_seen = p.observe(nm_pairs, probes)
     near_acc: dict[str, list[str]] = {}
-    cand_acc: dict[tuple[str, str, str], dict[str, list[str]]] = {}
     for (n, _v), res in nm_seen.items():
         for k in probes:
             if res.get(k.key) == []:
                 near_acc.setdefault(k.key, []).append(n)
-        for k in cand_kernels:
-            if res.get(k.key) == []:
-                cand_acc.setdefault(cand_of[k.key], {}).setdefault(n, []).append(k.key)
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for key, tnames in near_acc.items():
         groups.setdefault((key.split(".")[0], tuple(tnames)), []).append(key)
@@ -572,28 +589,110 @@ def _run(p: _Probe) -> dict[str, Any]:
             f"{', '.join(names_t)} at their newest version",
             f"ptxas {asm.build} assembles e.g. {keys[0].split(' <- ')[0]}",
             {"examples": keys[:5], "forms": keys, "targets": list(names_t)}))
-    for (ins_id, qname, value), cwhere in sorted(cand_acc.items()):
-        keys = sorted({k for ks in cwhere.values() for k in ks})
-        p.proposals.append(Proposal(
-            "qualifier-value", f"{ins_id}.{qname}: {value}",
-            f"new value {value!r} of {ins_id} qualifier {qname}: {len(keys)} form(s) "
-            f"assemble on {', '.join(cwhere)}",
-            f"ptxas {asm.build} assembles e.g. {keys[0].split(' <- ')[0]}",
-            {"instruction": ins_id, "qualifier": qname, "value": value,
-             "targets": list(cwhere), "examples": keys[:5], "forms": keys}))
+    _propose_candidates(p, cands, [x for x in nm_pairs if x[0] in _screening(tt, spec_names)],
+                        nm_pairs)
     return {"pairs": len(pairs), "kernels": p.kernels_run, "runs": p.checks,
-            "near_misses": len(probes), "candidates": len(cand_kernels),
+            "near_misses": len(probes), "candidates": len(cands),
             "versions": known, "new_versions": newer, "older_versions": older}
 
 
-def _representatives(ins: Instruction) -> list[Form]:
-    """One form per combination (or the first few forms without combinations)."""
-    out: dict[str, Form] = {}
-    for f in ins.forms:
-        key = f.combination.id if f.combination is not None else str(len(out) // 50)
-        out.setdefault(key, f)
+def _candidates(p: _Probe, spec_names: Sequence[str]) -> list[Candidate]:
+    """Every candidate form (ptxgen.probe.candidates): the binary's unknown values, known
+    values in every slot, the strings' token pairs and, with --doc, the document's
+    opcodes; one per kernel."""
+    iset = p.iset
+    tokens = toolkit_tokens(p.asm.path)
+    pairs = toolkit_pairs(p.asm.path)
+    siblings: dict[str, set[str]] = {}
+    for ins in iset.instructions:
+        for q in ins.qualifiers:
+            if not q.flag and not q.numeric:
+                siblings.setdefault(q.name, set()).update(q.values)
+    known = {part for ins in iset.instructions for q in ins.qualifiers for v in q.values
+             for part in v.split(".")}
+    doc_ops = opcodes(p.doc, [i.name for i in iset.instructions]) if p.doc else {}
+    out: dict[str, Candidate] = {}
+    for ins in iset.instructions:
+        found: list[Candidate] = []
+        for qname, values in candidate_values(ins, tokens, siblings).items():
+            for value in values:
+                for f in representatives(ins):
+                    key, k = near_miss_kernel(ins, f, {**f.params, qname: value})
+                    found.append(Candidate(ins.id, key.split(" <- ")[0], k,
+                                           ("value", qname, value), "strings"))
+        found += known_value_candidates(ins, siblings, pairs, known, p.every_value)
+        found += document_candidates(ins, doc_ops.get(ins.name, []))
+        for c in found:
+            out.setdefault(c.kernel.key, c)
     return list(out.values())
 
 
+def _screening(tt: Targets, names: Sequence[str]) -> set[str]:
+    """The targets a candidate is first tried on: every architecture-specific target and
+    the newest baseline one (an architecture's a-target takes its family's and baseline
+    features; a later baseline target takes the earlier ones')."""
+    out = {n for n in names if tt.get(n).suffix == "a"}
+    base = [n for n in names if tt.get(n).suffix == ""]
+    return out | set(base[-1:])
+
+
+def _propose_candidates(p: _Probe, cands: Sequence[Candidate],
+                        screen: Sequence[tuple[str, str, str]],
+                        every: Sequence[tuple[str, str, str]]) -> None:
+    """Assemble the candidates on the screening targets, those accepted somewhere on every
+    target (newest version of each), and propose: a new qualifier value, an extra token
+    (qualifier-added), and the forms themselves (forms-accepted)."""
+    kernels = [c.kernel for c in cands]
+    first = p.observe(list(screen), kernels)
+    hit = {k for res in first.values() for k, errs in res.items() if errs == []}
+    chosen = [c for c in cands if c.kernel.key in hit]
+    seen = p.observe(list(every), [c.kernel for c in chosen]) if chosen else {}
+    where: dict[str, list[str]] = {}
+    for (n, _v), res in seen.items():
+        for c in chosen:
+            if res.get(c.kernel.key) == []:
+                where.setdefault(c.kernel.key, []).append(n)
+    by_new: dict[tuple[str, str, str, str], dict[str, list[str]]] = {}
+    forms: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for c in chosen:
+        names_t = tuple(where.get(c.kernel.key, []))
+        if not names_t:
+            continue
+        if c.opcode not in forms.setdefault((c.instruction, names_t), []):
+            forms[(c.instruction, names_t)].append(c.opcode)
+        if c.new is not None:
+            table = by_new.setdefault((c.instruction, *c.new), {})
+            for n in names_t:
+                table.setdefault(n, []).append(c.opcode)
+    for (ins_id, what, name, value), cwhere in sorted(by_new.items()):
+        keys = sorted({k for ks in cwhere.values() for k in ks})
+        if what == "value":
+            p.proposals.append(Proposal(
+                "qualifier-value", f"{ins_id}.{name}: {value}",
+                f"new value {value!r} of {ins_id} qualifier {name}: {len(keys)} form(s) "
+                f"assemble on {', '.join(cwhere)}",
+                f"ptxas {p.asm.build} assembles e.g. {keys[0]}",
+                {"instruction": ins_id, "qualifier": name, "value": value,
+                 "targets": list(cwhere), "examples": keys[:5], "forms": keys}))
+        else:
+            after = f"after .{name}" if name else "after the name"
+            p.proposals.append(Proposal(
+                "qualifier-added", f"{ins_id}: {value} {after}",
+                f"new qualifier {value!r} of {ins_id} ({after}, which the spec does not "
+                f"have): {len(keys)} form(s) assemble on {', '.join(cwhere)}",
+                f"ptxas {p.asm.build} assembles e.g. {keys[0]}",
+                {"instruction": ins_id, "after": name, "token": value,
+                 "targets": list(cwhere), "examples": keys[:5], "forms": keys}))
+    for (ins_id, names_t), keys in forms.items():
+        p.proposals.append(Proposal(
+            "forms-accepted", f"{ins_id}: candidate forms on {', '.join(names_t)}",
+            f"{len(keys)} form(s) that the spec calls invalid or does not know assemble on "
+            f"{', '.join(names_t)} at their newest version",
+            f"ptxas {p.asm.build} assembles e.g. {keys[0]}",
+            {"instruction": ins_id, "examples": keys[:5], "forms": keys,
+             "targets": list(names_t)}))
+
+
 __all__ = ["EXIT_AGREE", "EXIT_ERROR", "EXIT_PROPOSE", "SCHEMA", "ProbeResult", "Proposal",
-           "binary_tokens", "candidate_values", "probe", "toolkit_binaries", "toolkit_tokens"]
+           "binary_tokens", "candidate_values", "probe", "toolkit_binaries", "toolkit_pairs",
+           "toolkit_tokens"]

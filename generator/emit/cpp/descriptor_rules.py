@@ -18,7 +18,7 @@ from ptxgen.emit.cpp.wrappers import NS, _Cond, cpp_bool, template_param, tparam
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
 from ptxgen.model.descriptors import Descriptor, Field, Layout, Variant
-from ptxgen.model.instructions import DescriptorRule, Instruction
+from ptxgen.model.instructions import DescriptorRule, Instruction, Qualifier, vkey
 
 OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
 
@@ -55,8 +55,8 @@ def _checks(ins: Instruction, operand: str, rules: list[DescriptorRule], cond: _
     checks = []
     for r in rules:
         applies = cond.cond(r.when)
-        if applies is False:
-            continue
+        if applies is False or not r.field_names <= set(fields):
+            continue  # (a rule on fields of another layout does not apply to this one)
         tests = [_field_test(fields[n], vals) for n, vals in r.require]
         if r.shapes:
             tests.append("(" + " || ".join(
@@ -67,6 +67,7 @@ def _checks(ins: Instruction, operand: str, rules: list[DescriptorRule], cond: _
         # a target-dependent rule holds on its targets among the known ones
         on = (f" && {_on_targets(index, r.targets & known)}" if r.targets is not None
               else "")
+        on += "".join(f" && {_field_test(fields[n], vals)}" for n, vals in r.fields)
         checks.append({"test": f"({cpp_bool(applies)}){on} && !({ok})",
                        "message": escape.cpp_str(text)})
     return checks
@@ -98,14 +99,23 @@ def _placements(desc: Descriptor, kind: str | None, index: dict[str, int],
     return out
 
 
+def _introduced(ins: Instruction, q: Qualifier) -> tuple[int, ...]:
+    """The oldest PTX ISA version of a form that writes qualifier ``q``."""
+    return min((vkey(f.support.since) for f in ins.forms
+                if f.params[q.name] != q.absent and f.support.since), default=(0,))
+
+
 def _checker(ins: Instruction, operand: str, desc: Descriptor,
              kind_of: str | None, index: dict[str, int]) -> dict[str, Any]:
     rules = [r for r in ins.descriptor_rules if r.operand == operand]
     named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
     quals = [q for q in ins.qualifiers if q.name in named]
     # in the wrappers' order (issue 28): the qualifiers without a default in the opcode's
-    # order (cta_group, kind), then the others; the kind has no default
-    quals.sort(key=lambda q: (q.flag or q.optional) and q.name != kind_of)
+    # order (cta_group, kind), then the others; within those, the ones of later PTX ISA
+    # versions after the older ones (a release adds its parameters at the end:
+    # .decompress::lut::b of 9.4 after .ashift)
+    quals.sort(key=lambda q: ((q.flag or q.optional) and q.name != kind_of,
+                              _introduced(ins, q) if q.flag or q.optional else (0,)))
     names = {q.name: tparam(q.name) for q in quals}
     params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
     # A checker with target-dependent rules, or of a descriptor whose layout depends on
@@ -156,6 +166,7 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
            "cannot check (it is a run-time register). nullptr when the word satisfies every",
            "rule that applies to the form with these qualifiers, else the first broken rule:"]
     doc += [f"  [{r.id}] when {r.when.text()}"
+            + "".join(f", {n} {' / '.join(v)}" for n, v in r.fields)
             + (f", {r.targets_text()}" if r.targets is not None else "")
             + f": {r.message}" for r in rules]
     if by_target:

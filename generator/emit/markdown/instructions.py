@@ -103,7 +103,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
             if dr.shapes:
                 then = " or ".join(" × ".join(f"{n} {values_text(v)}" for n, v in shape)
                                    for shape in dr.shapes)
-            when = dr.when.text() + (f", {dr.targets_text()}" if dr.targets is not None else "")
+            when = dr.when.text() + "".join(f", {n} {' / '.join(v)}" for n, v in dr.fields)
+            when += f", {dr.targets_text()}" if dr.targets is not None else ""
             drules.append({"id": md(dr.id), "operand": md(dr.operand), "when": md(when),
                            "then": md(f"{then}: {dr.message}"),
                            "provenance": md(_prov_text(dr.provenance))})

@@ -132,7 +132,7 @@ def module_view(iset: InstructionSet) -> dict[str, Any]:
         "specs": escape.py_literal(tuple((rel, runtime_data(d)) for rel, d in files), 0),
         "builders": [builder_view(i) for i in iset.instructions],
         "exported": sorted(["PtxFormError", "instruction_set", "support", "FORM_COUNTS",
-                            "descriptor_problems",
+                            "descriptor_problems", "word_problems",
                             "FORM_DIGESTS"] + [i.id for i in iset.instructions]),
         "counts": [(escape.py_str(i.id), len(i.forms)) for i in iset.instructions],
         "digests": [_digest_entry(escape.py_str(i.id), escape.py_str(form_digest(i)))

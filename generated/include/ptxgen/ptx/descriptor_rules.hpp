@@ -169,6 +169,11 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
  *   [sp-sparse-idesc] when sp = true: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse
  *   [dense-idesc] when sp = false: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense
  *   [scale-vec-k] when kind = {mxf4, mxf4nvf4}, scale_vectorsize = {scale_vec::2X, scale_vec::4X}: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16
+ *   [sparsity-version-sm107] when kind = {mxf4, mxf4nvf4}, sparsity sparse, on sm_107f: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1)
+ *   [ue4m3-block32-sm107] when kind = mxf4nvf4, scale_vectorsize = {block32, scale_vec::2X}, on every target but sm_107f: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X)
+ *   [lut-b-no-transpose-b] when decompress = true: .decompress::lut::b does not take a transposed B (transpose_b = 0)
+ *   [fp6-fp4-k64-no-transpose-a] when kind = {f8f6f4, mxf8f6f4}, sparsity dense, k_dim 1, atype e3m2 / e2m3 / e2m1: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0)
+ *   [fp6-fp4-k64-no-transpose-b] when kind = {f8f6f4, mxf8f6f4}, sparsity dense, k_dim 1, btype e3m2 / e2m3 / e2m1: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0)
  *   [shape-cta-group-1] when ws = false, cta_group = 1, kind = {f8f6f4, f16, tf32}: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8
  *   [shape-cta-group-2] when ws = false, cta_group = 2, kind = {f8f6f4, f16, tf32}: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16
  *   [shape-i8-cta-group-1] when ws = false, cta_group = 1, kind = i8: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16
@@ -187,7 +192,7 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
  * A kind without a layout on the target, or a word only another layout
  * takes, is refused with a message that names where it is valid.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, bool PtxgenDecompress = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
 PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) noexcept {
     if constexpr (PtxgenKind == tcgen05_mma_kind::f16 && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::InstrDescSm107F16::decode_checked(word);
@@ -206,6 +211,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -238,6 +246,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
         }
@@ -263,6 +274,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -293,6 +307,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -325,6 +342,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
         }
@@ -356,6 +376,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
         }
@@ -381,6 +404,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -411,6 +437,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -443,6 +472,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.atype) == 4u || static_cast<unsigned>(d.atype) == 3u || static_cast<unsigned>(d.atype) == 5u) && !((d.transpose_a == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.btype) == 4u || static_cast<unsigned>(d.btype) == 3u || static_cast<unsigned>(d.btype) == 5u) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
         }
@@ -474,6 +512,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
         }
@@ -499,6 +540,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -529,6 +573,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.atype) == 4u || static_cast<unsigned>(d.atype) == 3u || static_cast<unsigned>(d.atype) == 5u) && !((d.transpose_a == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.btype) == 4u || static_cast<unsigned>(d.btype) == 3u || static_cast<unsigned>(d.btype) == 5u) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]";
         }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]";
@@ -561,6 +614,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u))) || ((d.m == 64u || d.m == 128u) && ((d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]";
         }
@@ -588,6 +644,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
         if ((!PtxgenWs && (PtxgenCtaGroup == 1)) && !((((d.m == 64u || d.m == 128u) && ((d.n >= 8u && d.n <= 32u && (d.n - 8u) % 8u == 0u))) || ((d.m == 64u || d.m == 128u) && ((d.n >= 48u && d.n <= 256u && (d.n - 48u) % 16u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]";
@@ -620,6 +679,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.atype) == 4u || static_cast<unsigned>(d.atype) == 3u || static_cast<unsigned>(d.atype) == 5u) && !((d.transpose_a == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.btype) == 4u || static_cast<unsigned>(d.btype) == 3u || static_cast<unsigned>(d.btype) == 5u) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -648,6 +716,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -670,6 +741,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
@@ -697,6 +771,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.atype) == 4u || static_cast<unsigned>(d.atype) == 3u || static_cast<unsigned>(d.atype) == 5u) && !((d.transpose_a == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]";
+        }
+        if ((true) && (static_cast<unsigned>(d.sparsity) == 0u) && (d.k_dim == 1u) && (static_cast<unsigned>(d.btype) == 4u || static_cast<unsigned>(d.btype) == 3u || static_cast<unsigned>(d.btype) == 5u) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]";
         }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
@@ -729,6 +812,12 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if ((true) && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && (static_cast<unsigned>(d.sparsity) == 1u) && !((d.sparsity_version == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -760,6 +849,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -785,6 +877,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
@@ -815,6 +910,12 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+        }
+        if ((true) && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && (static_cast<unsigned>(d.sparsity) == 1u) && !((d.sparsity_version == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
@@ -847,6 +948,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if ((true) && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && (static_cast<unsigned>(d.sparsity) == 1u) && !((d.sparsity_version == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32)) && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((static_cast<unsigned>(d.scale_type) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -878,6 +988,12 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32)) && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((static_cast<unsigned>(d.scale_type) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -903,6 +1019,12 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
             }
             if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
                 return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
+            }
+            if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32)) && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((static_cast<unsigned>(d.scale_type) == 1u))) {
+                return "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]";
+            }
+            if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+                return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
             }
             if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
                 return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
@@ -934,6 +1056,15 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_4X)) && !((d.k_dim == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]";
         }
+        if ((true) && (PtxgenTarget >= 0 && ((0xc0000ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && (static_cast<unsigned>(d.sparsity) == 1u) && !((d.sparsity_version == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]";
+        }
+        if (((PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::scale_vec_2X || PtxgenScaleVectorsize == tcgen05_mma_scale_vectorsize::block32)) && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((static_cast<unsigned>(d.scale_type) == 1u))) {
+            return "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
         if (((PtxgenCtaGroup == 1)) && !((((d.m == 128u) && ((d.n >= 8u && d.n <= 256u && (d.n - 8u) % 8u == 0u)))))) {
             return "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]";
         }
@@ -959,6 +1090,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
         }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
+        }
     }
     if constexpr (PtxgenKind == tcgen05_mma_kind::ti16 && (PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         return "ptxgen: tcgen05.mma: idesc: instr_desc .kind::ti16 does not exist in the baseline tables (every target but sm_107a, sm_107f); it exists only in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4";
@@ -977,6 +1111,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
         }
         if ((!PtxgenSp) && !((static_cast<unsigned>(d.sparsity) == 0u))) {
             return "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]";
+        }
+        if ((PtxgenDecompress) && !((d.transpose_b == 0u))) {
+            return "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]";
         }
     }
     return nullptr;

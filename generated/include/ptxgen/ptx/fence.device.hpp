@@ -202,22 +202,25 @@ PTXGEN_PTX_DEVICE void fence_alias() { detail::ptxgen_unsupported_target_fence_a
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 7 forms of fence_proxy: form number * 256 + support class, by
+// The 13 forms of fence_proxy: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct fence_proxy_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\001\003\001\005\002\006\002\014\002\022\002\030";
+        "\000\000\001\003\001\005\002\006\002\014\002\022\002\030\003!\003#\003'\003)\003-"
+        "\003/";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 75},
         {0x1fffffc0ull, 900, 94},
         {0x1fffffc0ull, 900, 80},
+        {0x1fffff00ull, 1000, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
         &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_fence_proxy_is_only_on_sm_100_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (fence.forms.hpp).
@@ -231,8 +234,8 @@ PTXGEN_PTX_DEVICE void fence_proxy_forms0();
  * `fence.proxy`: bi-directional proxy fence (spec: spec/instructions/fence.yaml).
  *
  * Template parameters:
- *   PtxgenProxykind: proxykind (alias, async, async.global, async.shared::cta, async.shared::cluster).
- *   PtxgenSem: sem (none, acquire, release). PTX ISA 9.4, .alias only
+ *   PtxgenProxykind: proxykind (alias, async, async.global, async.shared::cta, async.shared::cluster, generic::fabric.alias, fabric::generic.alias, fabric::fabric.alias).
+ *   PtxgenSem: sem (none, acquire, release). PTX ISA 9.4 with .alias; PTX ISA 9.3 with the fabric proxy kinds, which need it
  *   PtxgenScope: scope (none, sys). PTX ISA 9.4, with .acquire / .release
  * Operands:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
@@ -241,12 +244,14 @@ template <fence_proxy_proxykind PtxgenProxykind, fence_proxy_sem PtxgenSem = fen
 PTXGEN_PTX_DEVICE void fence_proxy(
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::fence_proxy_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope))>;
+    using ptxgen_f = detail::form_of<detail::fence_proxy_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenProxykind)), 3, static_cast<long long>(PtxgenSem)), 2, static_cast<long long>(PtxgenScope))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias))),
-                  "ptxgen: fence.proxy: .acquire / .release need .alias and .sys");
+    static_assert((!((PtxgenSem != fence_proxy_sem::none))) || (((PtxgenScope == fence_proxy_scope::sys) && (PtxgenProxykind == fence_proxy_proxykind::alias || PtxgenProxykind == fence_proxy_proxykind::generic_fabric_alias || PtxgenProxykind == fence_proxy_proxykind::fabric_generic_alias || PtxgenProxykind == fence_proxy_proxykind::fabric_fabric_alias))),
+                  "ptxgen: fence.proxy: .acquire / .release need .alias (or a fabric proxy kind) and .sys");
     static_assert((!((PtxgenScope == fence_proxy_scope::sys))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
                   "ptxgen: fence.proxy: .sys needs .acquire or .release");
+    static_assert((!((PtxgenProxykind == fence_proxy_proxykind::generic_fabric_alias || PtxgenProxykind == fence_proxy_proxykind::fabric_generic_alias || PtxgenProxykind == fence_proxy_proxykind::fabric_fabric_alias))) || ((!((PtxgenSem == fence_proxy_sem::none)))),
+                  "ptxgen: fence.proxy: the fabric proxy fences need .acquire or .release (and .sys)");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: fence.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif

@@ -91,16 +91,22 @@ PTXGEN_PTX_DEVICE void fence_sync_restrict_forms0() {
 // fence_asm0 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char fence_proxy_forms0_opcode_pieces[] =
-    "\000fence.proxy\000.alias\000.ali"
-    "as.acquire.sys\000.alias.re"
-    "lease.sys\000.async\000.async."
-    "global\000.async.shared::ct"
-    "a\000.async.shared::cluster"
-    "\000";
+    "\000fence.proxy.alias\000.acqu"
+    "ire.sys\000.release.sys\000fen"
+    "ce.proxy.async\000fence.pro"
+    "xy.async.global\000fence.pr"
+    "oxy.async.shared::cta\000fe"
+    "nce.proxy.async.shared::"
+    "cluster\000fence.proxy.gene"
+    "ric::fabric.alias\000fence."
+    "proxy.fabric::generic.al"
+    "ias\000fence.proxy.fabric::"
+    "fabric.alias\000";
 inline constexpr char fence_proxy_forms0_opcode[] =
-    "\001\015\001\024\001'\001:\001A\001O\001b";
+    "\001\000\001\023\001 -\000\?\000X\000v\000\230\023\230 \272\023\272 \334\023"
+    "\334 ";
 inline constexpr char fence_proxy_forms0_statement[] =
-    "\000\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF>
 PTXGEN_PTX_DEVICE void fence_proxy_forms0() {

@@ -85,10 +85,13 @@ enum class fence_proxy_proxykind : int {
     async_global,
     async_shared_cta,
     async_shared_cluster,
+    generic_fabric_alias,
+    fabric_generic_alias,
+    fabric_fabric_alias,
 };
 
 /**
- * fence.proxy: qualifier sem (.{}). PTX ISA 9.4, .alias only
+ * fence.proxy: qualifier sem (.{}). PTX ISA 9.4 with .alias; PTX ISA 9.3 with the fabric proxy kinds, which need it
  */
 enum class fence_proxy_sem : int {
     none,
@@ -173,6 +176,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_is_only_on_sm_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_mbarrier_init_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_async_generic_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_on_sm_100_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_is_only_on_sm_90_and_later_from_ptx_isa_9_4();

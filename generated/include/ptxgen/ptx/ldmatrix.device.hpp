@@ -66,26 +66,31 @@ struct stmatrix_r_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of ldmatrix: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 63 forms of ldmatrix: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ldmatrix_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\001\001\002\000\003\000\004\001\005\000\030\000\031\001\032\000\033\000\034\001\035"
-        "\0000\0001\0012\0003\0004\0015\002Q\002R\002S\002W\002X\002Y"
-        "\002]\002^\002_\002i\002j\002k\002o\002p\002q\002u\002v\002w"
-        "\002\234\002\235\002\236\002\242\002\243\002\244\002\264\002\265\002\266\002\272\002\273\002\274"
-        "\002\314\002\315\002\316\002\322\002\323\002\324";
+        "\000\000\000\000\001\000\001\002\000\000\003\000\000\004\000\001\005\000\000\036\000\000\037\000"
+        "\001 \000\000!\000\000\"\000\001#\000\000<\000\000=\000\001>\000\000\?\000"
+        "\000@\000\001A\000\002c\000\002d\000\002e\000\002i\000\002j\000\002k\000"
+        "\002o\000\002p\000\002q\000\002\201\000\002\202\000\002\203\000\002\207\000\002\210\000"
+        "\002\211\000\002\215\000\002\216\000\002\217\000\002\300\000\002\301\000\002\302\000\002\306\000"
+        "\002\307\000\002\310\000\003\314\000\003\315\000\003\316\000\002\336\000\002\337\000\002\340\000"
+        "\002\344\000\002\345\000\002\346\000\003\352\000\003\353\000\003\354\000\002\374\000\002\375\000"
+        "\002\376\000\002\002\001\002\003\001\002\004\001\003\010\001\003\011\001\003\012\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 65},
         {0x1fffffffull, 750, 78},
         {0x1b6db600ull, 0, 86},
+        {0x1b6db680ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
         &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_ldmatrix_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (ldmatrix.forms.hpp).
@@ -101,7 +106,7 @@ PTXGEN_PTX_DEVICE void ldmatrix_forms0(PtxgenA0& d, PtxgenA1 p);
  * Template parameters:
  *   PtxgenShape: shape (m8n8, m16n16, m8n16).
  *   PtxgenNum: num (x1, x2, x4). number of matrices
- *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64). element type, or source format .b8x16 with its packed 6- or 4-bit source format
+ *   PtxgenType: type (b16, b8, b8x16.b6x16_p32, b8x16.b4x16_p64, s8.s4). element type, or source format .b8x16 with its packed 6- or 4-bit source format, or .s8.s4 (signed 4-bit elements widened to signed 8-bit)
  *   PtxgenTrans: trans (true / false).
  *   PtxgenSs: ss (none, shared, shared::cta). state space of the address (generic when left out)
  * Operands:
@@ -115,16 +120,18 @@ PTXGEN_PTX_DEVICE void ldmatrix(
     detail::reg_t<detail::ldmatrix_type_p(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType)> p
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ldmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 4, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
+    using ptxgen_f = detail::form_of<detail::ldmatrix_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenShape)), 3, static_cast<long long>(PtxgenNum)), 5, static_cast<long long>(PtxgenType)), 2, (PtxgenTrans ? 1 : 0)), 3, static_cast<long long>(PtxgenSs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape == ldmatrix_shape::m8n8))) || (((PtxgenType == ldmatrix_type::b16))),
                   "ptxgen: ldmatrix.sync.aligned: .m8n8 only takes .b16");
     static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || ((PtxgenTrans)),
                   "ptxgen: ldmatrix.sync.aligned: .m16n16 needs .trans");
+    static_assert((!((PtxgenType == ldmatrix_type::s8_s4))) || (((PtxgenShape == ldmatrix_shape::m8n16))),
+                  "ptxgen: ldmatrix.sync.aligned: .s8.s4 is only for .m8n16");
     static_assert((!((PtxgenShape == ldmatrix_shape::m16n16))) || (((PtxgenNum != ldmatrix_num::x4))),
                   "ptxgen: ldmatrix.sync.aligned: .m16n16 takes .x1 or .x2");
-    static_assert((!((PtxgenShape == ldmatrix_shape::m8n16))) || ((!PtxgenTrans && (PtxgenType == ldmatrix_type::b8x16_b6x16_p32 || PtxgenType == ldmatrix_type::b8x16_b4x16_p64))),
-                  "ptxgen: ldmatrix.sync.aligned: .m8n16 takes no .trans and only the .b8x16.b6x16_p32 / .b8x16.b4x16_p64 formats");
+    static_assert((!((PtxgenShape == ldmatrix_shape::m8n16))) || ((!PtxgenTrans && (PtxgenType != ldmatrix_type::b16 && PtxgenType != ldmatrix_type::b8))),
+                  "ptxgen: ldmatrix.sync.aligned: .m8n16 takes no .trans and only the .b8x16.b6x16_p32 / .b8x16.b4x16_p64 formats or .s8.s4");
     static_assert(detail::ldmatrix_d_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
     constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::ldmatrix_count_d(PtxgenShape, PtxgenNum, PtxgenTrans, PtxgenSs, PtxgenType));
     static_assert(detail::ldmatrix_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);

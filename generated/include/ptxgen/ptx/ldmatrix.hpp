@@ -39,13 +39,14 @@ enum class ldmatrix_ss : int {
 };
 
 /**
- * ldmatrix.sync.aligned: qualifier type (.{}). element type, or source format .b8x16 with its packed 6- or 4-bit source format
+ * ldmatrix.sync.aligned: qualifier type (.{}). element type, or source format .b8x16 with its packed 6- or 4-bit source format, or .s8.s4 (signed 4-bit elements widened to signed 8-bit)
  */
 enum class ldmatrix_type : int {
     b16,
     b8,
     b8x16_b6x16_p32,
     b8x16_b4x16_p64,
+    s8_s4,
 };
 
 /**
@@ -87,14 +88,14 @@ namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_combination(ldmatrix_shape shape, ldmatrix_num num, bool trans, ldmatrix_ss, ldmatrix_type type) {
     const long long ptxgen_digits[] = {static_cast<long long>(shape), static_cast<long long>(num), (trans ? 1 : 0), static_cast<long long>(type)};
-    return detail::box_of("\001\007\003\001\002\003\002\016\004\007\001\014"
-        , 3, 4, 1, ptxgen_digits);
+    return detail::box_of("\001\007\003\001\002\003\002\016\004\007\001\014\004\007\001\020"
+        , 4, 4, 1, ptxgen_digits);
 }
 
 PTXGEN_PTX_CONSTEXPR int ldmatrix_count_d(ldmatrix_shape shape, ldmatrix_num num, bool trans, ldmatrix_ss ss, ldmatrix_type type) {
     const int ptxgen_k = ldmatrix_combination(shape, num, trans, ss, type);
-    if (const long long ptxgen_v = detail::entry("\002\003\005\003\005\000\002\003\005"
-            , 1, detail::cell(ptxgen_k, 3, static_cast<long long>(num), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\002\003\005\003\005\000\002\003\005\002\003\005"
+            , 1, detail::cell(ptxgen_k, 4, static_cast<long long>(num), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -119,6 +120,7 @@ PTXGEN_PTX_CONSTEXPR int stmatrix_count_r(stmatrix_shape shape, stmatrix_num num
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_6_5();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ldmatrix_is_only_on_sm_90a_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_stmatrix_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 #endif

@@ -409,7 +409,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
     static_assert((!((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == mma_sp_ordered_metadata_kind::mxf4nvf4))),
-                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)");
     static_assert((!((PtxgenAtype == mma_sp_ordered_metadata_atype::e3m2 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m3 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
     static_assert((!((PtxgenBtype == mma_sp_ordered_metadata_btype::e3m2 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m3 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
@@ -446,7 +446,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by
+// The 55 forms of mma_sp_ordered_metadata_block_scale: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct mma_sp_ordered_metadata_block_scale_forms0_table {
@@ -458,14 +458,16 @@ struct mma_sp_ordered_metadata_block_scale_forms0_table {
         "\000\225t\000\230t\000\321t\000\324t\000\015u\000\020u\000\355v\000\360v"
         "\000)w\000,w\000ew\000hw\000\241w\000\244w\000\335w\000\340w"
         "\000\275y\000\300y\000\371y\000\374y\0005z\0008z\000qz\000tz"
-        "\000\255z\000\260z\001y\234\001\177\234\001\213\234\001\217\234";
+        "\000\255z\000\260z\001y\234\001\177\234\001\213\234\002\216\234\001\217\234";
     static constexpr gate gates[] = {
         {0x1b000000ull, 0, 87},
         {0x9000000ull, 0, 87},
+        {0x9000000ull, 0, 91},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
         &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_9_1,
     };
 };
 // Their asm statements, by position in that table (mma_sp.forms.hpp).
@@ -518,9 +520,7 @@ PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale(
     static_assert((((PtxgenKind != mma_sp_ordered_metadata_kind::none && PtxgenKind != mma_sp_ordered_metadata_kind::f8f6f4) && (PtxgenStype != mma_sp_ordered_metadata_stype::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
     static_assert((!((PtxgenKind == mma_sp_ordered_metadata_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))),
-                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((PtxgenScaleVecSize == mma_sp_ordered_metadata_scale_vec_size::scale_vec_4X))) || (((PtxgenStype == mma_sp_ordered_metadata_stype::ue4m3))),
-                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: .scale_vec::4X takes .ue4m3 scale factors");
+                  "ptxgen: mma.sp::ordered_metadata.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)");
     static_assert((!((PtxgenAtype == mma_sp_ordered_metadata_atype::e3m2 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m3 || PtxgenAtype == mma_sp_ordered_metadata_atype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),
                   "ptxgen: mma.sp::ordered_metadata.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
     static_assert((!((PtxgenBtype == mma_sp_ordered_metadata_btype::e3m2 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m3 || PtxgenBtype == mma_sp_ordered_metadata_btype::e2m1))) || (((PtxgenKind != mma_sp_ordered_metadata_kind::none))),

@@ -270,14 +270,15 @@ inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_opcode[] =
     "\001\000\366\001l\000\366\001\001\000\013\002l\000\013\002\001\000 \002l\000 \002"
     "\001\0005\002l\0005\002\001\000J\002l\000J\002\001\000_\002l\000_\002"
     "\001\000t\002l\000t\002\001\000\211\002l\000\211\002\001\000\236\002l\000\236\002"
-    "\001\000\263\002l\000\263\002\310\002\263\002\033\003\263\002|\003\263\002\341\003F\004";
+    "\001\000\263\002l\000\263\002\310\002\263\002\033\003\263\002|\003\263\002\341\003\263\002"
+    "\341\003F\004";
 inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_immediates[] =
     ", %0\000, {%1, %2}\000, {%3, %"
     "4}\000";
 inline constexpr char mma_sp_ordered_metadata_block_scale_forms0_statement[] =
     "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
     "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
-    "\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, long long PtxgenSpSel, long long PtxgenSelectorAByteId, long long PtxgenSelectorAThreadId, long long PtxgenSelectorBByteId, long long PtxgenSelectorBThreadId, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void mma_sp_ordered_metadata_block_scale_forms0(PtxgenA0& d, const PtxgenA1& a, const PtxgenA2& b, const PtxgenA3& c, PtxgenA4 sp_meta, PtxgenA5 scale_a, PtxgenA6 scale_b) {

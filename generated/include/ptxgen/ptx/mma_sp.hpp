@@ -288,15 +288,17 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_combination(mma_sp_ordered_meta
         "\010\000\001\000\004\000\002\000\003\000\002\000\370\000\370\000\002\000\002\000\020\000\001\000"
         "\010\000\002\000\005\000\002\000\200\000\200\000\002\000\002\000\020\000\001\000\020\000\002\000"
         "\004\000\002\000\200\000\200\000\002\000\002\000\020\000\001\000\020\000\002\000\010\000\002\000"
-        "\200\000\200\000\002\000\004\000"
-        , 16, 10, 2, ptxgen_digits);
+        "\200\000\200\000\002\000\004\000\020\000\001\000\020\000\002\000\010\000\002\000\200\000\200\000"
+        "\002\000\002\000"
+        , 17, 10, 2, ptxgen_digits);
 }
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_d(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
     const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
     if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
             "\005\005\005\005\005\005\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 16, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
+            "\005\005\005"
+            , 1, detail::cell(ptxgen_k, 17, static_cast<long long>(dtype), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -304,8 +306,8 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_d(mma_sp_ordered_metadata
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_a(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
     const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
-    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 16, 0, 1)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 17, 0, 1)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -313,8 +315,8 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_a(mma_sp_ordered_metadata
 
 PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_b(mma_sp_ordered_metadata_shape shape, mma_sp_ordered_metadata_alayout alayout, mma_sp_ordered_metadata_blayout blayout, bool satfinite, mma_sp_ordered_metadata_kind kind, bool block_scale, mma_sp_ordered_metadata_scale_vec_size scale_vec_size, mma_sp_ordered_metadata_dtype dtype, mma_sp_ordered_metadata_atype atype, mma_sp_ordered_metadata_btype btype, mma_sp_ordered_metadata_ctype ctype, mma_sp_ordered_metadata_stype stype) {
     const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
-    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 16, 0, 1)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\003\005\003\005\003\005\003\005\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 17, 0, 1)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -332,7 +334,8 @@ PTXGEN_PTX_CONSTEXPR int mma_sp_ordered_metadata_count_c(mma_sp_ordered_metadata
     const int ptxgen_k = mma_sp_ordered_metadata_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype);
     if (const long long ptxgen_v = detail::entry("\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005"
             "\005\005\005\005\005\005\003\005\000\003\005\000\005\005\005\005\005\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 16, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
+            "\005\005\005"
+            , 1, detail::cell(ptxgen_k, 17, static_cast<long long>(ctype), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -343,6 +346,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_is_only_on_sm_89_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_block_scale_is_only_on_sm_120a_sm_121a_from_ptx_isa_9_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sp_ordered_metadata_is_only_on_sm_80_and_later_from_ptx_isa_8_5();

@@ -16,7 +16,7 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -34,12 +34,12 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_byte_id(mma_sync_shape, mma_syn
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_a_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind kind, bool, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd, long long v) {
     if ((kind == mma_sync_kind::mxf8f6f4)) {
         return v >= 0 && v <= 3;
     }
@@ -57,7 +57,7 @@ PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_byte_id(mma_sync_shape, mma_syn
     return false;
 }
 
-PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, long long v) {
+PTXGEN_PTX_CONSTEXPR bool mma_sync_ok_selector_b_thread_id(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd, long long v) {
     return v >= 0 && v <= 1;
     return false;
 }
@@ -124,36 +124,46 @@ struct mma_sync_c_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 144 forms of mma_sync: form number * 256 + support class, by
-// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 160 forms of mma_sync: form number * 256 + support class, by
+// number (5 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct mma_sync_forms0_table {
-    static constexpr int width = 4;
+    static constexpr int width = 5;
     static constexpr char table[] =
-        "\000\000\000\000\000\340[\000\000\376[\000\000\200o\001\000`\313\001\000~\313\001"
-        "\002\274_\002\000\000\337\002\000\340:\003\000\376:\003\000\200N\004\000`\252\004"
-        "\000~\252\004\002\216\227\007\010\274\035\010\001\200\353\014\001~G\015\002\206N\015"
-        "\002\216U\015\010\274\333\015\002\200\251\022\003\230\276\022\003\020\277\022\003(\305\022"
-        "\003\240\305\022\002~\005\023\002\206\014\023\003\226\032\023\003\016\033\023\003&!\023"
-        "\003\236!\023\010\274\231\023\002\302\374\023\002\321\374\023\002:\375\023\002I\375\023"
-        "\002R\003\024\002a\003\024\002\312\003\024\002\331\003\024\003\230|\030\005\233|\030"
-        "\003\020}\030\005\023}\030\006\213}\030\006\003~\030\006{~\030\003(\203\030"
-        "\005+\203\030\003\240\203\030\005\243\203\030\006\033\204\030\006\223\204\030\006\013\205\030"
-        "\006\273\211\030\0063\212\030\006\253\212\030\006#\213\030\006\233\213\030\006K\220\030"
-        "\006\303\220\030\006;\221\030\006\263\221\030\006+\222\030\006\333\226\030\006S\227\030"
-        "\006\313\227\030\006C\230\030\006\273\230\030\004\226\330\030\007\231\330\030\004\016\331\030"
-        "\007\021\331\030\006\211\331\030\006\001\332\030\006y\332\030\004&\337\030\007)\337\030"
-        "\004\236\337\030\007\241\337\030\006\031\340\030\006\221\340\030\006\011\341\030\006\271\345\030"
-        "\0061\346\030\006\251\346\030\006!\347\030\006\231\347\030\006I\354\030\006\301\354\030"
-        "\0069\355\030\006\261\355\030\006)\356\030\006\331\362\030\006Q\363\030\006\311\363\030"
-        "\006A\364\030\006\271\364\030\002\302\272\031\002\321\272\031\002:\273\031\002I\273\031"
-        "\002R\301\031\002a\301\031\002\312\301\031\002\331\301\031\002\322\310\031\002\341\310\031"
-        "\002J\311\031\002Y\311\031\002b\317\031\002q\317\031\002\332\317\031\002\351\317\031"
-        "\002\322\206\037\002\341\206\037\002J\207\037\002Y\207\037\002b\215\037\002q\215\037"
-        "\002\332\215\037\002\351\215\037\001\3026%\001\3216%\001:7%\001I7%"
-        "\001R=%\001a=%\001\312=%\001\331=%\001\322\002+\001\341\002+"
-        "\001J\003+\001Y\003+\001b\011+\001q\011+\001\332\011+\001\351\011+"
-        "\011\343\3160\012\344\3160\002\343\2146\012\344\2146\002\343J<\012\344J<";
+        "\000\000\000\000\000\000`\313\001\000\000\366\313\001\000\000\200-\007\000\000\340\370\010"
+        "\000\000v\371\010\000\002\254\336\013\000\002\255\336\013\000\002\256\336\013\000\002\257\336"
+        "\013\000\002\260\336\013\000\000\000[\016\000\000`&\020\000\000\366&\020\000\000\200"
+        "\210\025\000\000\340S\027\000\000vT\027\000\002\306\365%\000\010\254\224(\000\010"
+        "\255\224(\000\010\256\224(\000\010\257\224(\000\010\260\224(\000\001\200\231@\000"
+        "\001veB\000\002\236\210B\000\002\306\253B\000\010\254JE\000\010\255JE"
+        "\000\010\256JE\000\010\257JE\000\010\260JE\000\002\200O]\000\003\370\270"
+        "]\000\003P\273]\000\003\310\331]\000\003 \334]\000\002v\033_\000\002\236"
+        ">_\000\003\356\204_\000\003F\207_\000\003\276\245_\000\003\026\250_\000\010"
+        "\254\000b\000\010\255\000b\000\010\256\000b\000\010\257\000b\000\010\260\000b\000"
+        "\002\312\357c\000\002\025\360c\000\002\"\362c\000\002m\362c\000\002\232\020d"
+        "\000\002\345\020d\000\002\362\022d\000\002=\023d\000\003\370nz\000\005\007o"
+        "z\000\003Pqz\000\005_qz\000\006\267sz\000\006\017vz\000\006g"
+        "xz\000\003\310\217z\000\005\327\217z\000\003 \222z\000\005/\222z\000\006"
+        "\207\224z\000\006\337\226z\000\0067\231z\000\006\247\260z\000\006\377\262z\000"
+        "\006W\265z\000\006\257\267z\000\006\007\272z\000\006w\321z\000\006\317\323z"
+        "\000\006'\326z\000\006\177\330z\000\006\327\332z\000\006G\362z\000\006\237\364"
+        "z\000\006\367\366z\000\006O\371z\000\006\247\373z\000\004\356:|\000\007\375"
+        ":|\000\004F=|\000\007U=|\000\006\255\?|\000\006\005B|\000\006"
+        "]D|\000\004\276[|\000\007\315[|\000\004\026^|\000\007%^|\000"
+        "\006}`|\000\006\325b|\000\006-e|\000\006\235||\000\006\365~|"
+        "\000\006M\201|\000\006\245\203|\000\006\375\205|\000\006m\235|\000\006\305\237"
+        "|\000\006\035\242|\000\006u\244|\000\006\315\246|\000\006=\276|\000\006\225"
+        "\300|\000\006\355\302|\000\006E\305|\000\006\235\307|\000\002\312\245\200\000\002"
+        "\025\246\200\000\002\"\250\200\000\002m\250\200\000\002\232\306\200\000\002\345\306\200\000"
+        "\002\362\310\200\000\002=\311\200\000\002\032\354\200\000\002e\354\200\000\002r\356\200"
+        "\000\002\275\356\200\000\002\352\014\201\000\0025\015\201\000\002B\017\201\000\002\215\017"
+        "\201\000\002\032\242\235\000\002e\242\235\000\002r\244\235\000\002\275\244\235\000\002\352"
+        "\302\235\000\0025\303\235\000\002B\305\235\000\002\215\305\235\000\001\312\021\272\000\001"
+        "\025\022\272\000\001\"\024\272\000\001m\024\272\000\001\2322\272\000\001\3452\272\000"
+        "\001\3624\272\000\001=5\272\000\001\032\016\327\000\001e\016\327\000\001r\020\327"
+        "\000\001\275\020\327\000\001\352.\327\000\0015/\327\000\001B1\327\000\001\2151"
+        "\327\000\011o\012\364\000\012t\012\364\000\002o\300\020\001\012t\300\020\001\002o"
+        "v-\001\012tv-\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 64},
         {0x1fffffffull, 750, 65},
@@ -203,6 +213,7 @@ PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptx
  *   PtxgenSatfinite: satfinite (true / false). clamp the integer result to the s32 range
  *   PtxgenKind: kind (none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4).
  *   PtxgenBitop: bitop (none, xor, and). the single-bit operation (.b1 only), followed by .popc
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp). rounding of the .f64 forms (.rn, the default when left out, .rz, .rm, .rp)
  * Operands:
  *   d: fragment of D (f16 accumulators are packed in pairs into .b32)
  *   a: fragment of A
@@ -210,7 +221,7 @@ PTXGEN_PTX_DEVICE void mma_sync_forms0(PtxgenA0& d, const PtxgenA1& a, const Ptx
  *   c: fragment of C
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
+template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, mma_sync_rnd PtxgenRnd = mma_sync_rnd::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenElem2, decltype(sizeof(0)) PtxgenLength2, class PtxgenElem3, decltype(sizeof(0)) PtxgenLength3>
 PTXGEN_PTX_DEVICE void mma_sync(
     PtxgenElem0 (&d)[PtxgenLength0],
     const PtxgenElem1 (&a)[PtxgenLength1],
@@ -218,7 +229,7 @@ PTXGEN_PTX_DEVICE void mma_sync(
     const PtxgenElem3 (&c)[PtxgenLength3]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::mma_sync_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop))>;
+    using ptxgen_f = detail::form_of<detail::mma_sync_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenShape)), 2, static_cast<long long>(PtxgenAlayout)), 2, static_cast<long long>(PtxgenBlayout)), 4, static_cast<long long>(PtxgenDtype)), 14, static_cast<long long>(PtxgenAtype)), 14, static_cast<long long>(PtxgenBtype)), 4, static_cast<long long>(PtxgenCtype)), 2, (PtxgenSatfinite ? 1 : 0)), 5, static_cast<long long>(PtxgenKind)), 3, static_cast<long long>(PtxgenBitop)), 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenShape != mma_sync_shape::m8n8k4))) || (((PtxgenAlayout == mma_sync_alayout::row) && (PtxgenBlayout == mma_sync_blayout::col))),
                   "ptxgen: mma.sync.aligned: only .m8n8k4 takes layouts other than .row.col");
@@ -233,7 +244,7 @@ PTXGEN_PTX_DEVICE void mma_sync(
     static_assert((!((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4))),
                   "ptxgen: mma.sync.aligned: .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4 need .block_scale");
     static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))),
-                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
+                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)");
     static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
     static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
@@ -242,19 +253,21 @@ PTXGEN_PTX_DEVICE void mma_sync(
                   "ptxgen: mma.sync.aligned: .satfinite is only for the .u8 / .s8 / .u4 / .s4 forms");
     static_assert((!((PtxgenAtype == mma_sync_atype::b1))) || (((PtxgenBitop != mma_sync_bitop::none))),
                   "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
+    static_assert((!((PtxgenRnd != mma_sync_rnd::none))) || (((PtxgenAtype == mma_sync_atype::f64))),
+                  "ptxgen: mma.sync.aligned: the rounding modifiers .rn / .rz / .rm / .rp are only for the .f64 forms");
     static_assert((!((PtxgenBitop != mma_sync_bitop::none))) || (((PtxgenAtype == mma_sync_atype::b1))),
                   "ptxgen: mma.sync.aligned: .xor.popc / .and.popc are only for .b1");
-    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd));
     static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd));
     static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
-    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem2>, PtxgenElem2>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd), PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd));
     static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
-    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop), PtxgenElem3>, PtxgenElem3>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop));
+    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -274,7 +287,7 @@ PTXGEN_PTX_DEVICE void mma_sync(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 54 forms of mma_sync_block_scale: form number * 256 + support class, by
+// The 55 forms of mma_sync_block_scale: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct mma_sync_block_scale_forms0_table {
@@ -286,12 +299,14 @@ struct mma_sync_block_scale_forms0_table {
         "\000m\311\000p\311\000\251\311\000\254\311\000\345\311\000\350\311\000=\314\000@\314"
         "\000y\314\000|\314\000\265\314\000\270\314\000\361\314\000\364\314\000-\315\0000\315"
         "\000\205\317\000\210\317\000\301\317\000\304\317\000\375\317\000\000\320\0009\320\000<\320"
-        "\000u\320\000x\320\000q\376\000w\376\000\203\376\000\207\376";
+        "\000u\320\000x\320\000q\376\000w\376\000\203\376\001\206\376\000\207\376";
     static constexpr gate gates[] = {
         {0x1b000000ull, 0, 87},
+        {0x1b000000ull, 0, 91},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7,
+        &ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1,
     };
 };
 // Their asm statements, by position in that table (mma_sync.forms.hpp).
@@ -304,7 +319,7 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale_forms0(PtxgenA0& d, const PtxgenA1& 
 /**
  * `mma.sync.aligned`: warp-level matrix multiply and accumulate (spec: spec/instructions/mma_sync.yaml).
  *
- * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32, bitop = none.
+ * Fixed by this wrapper: alayout = row, blayout = col, satfinite = false, block_scale = true, dtype = f32, ctype = f32, bitop = none, rnd = none.
  * Template parameters:
  *   PtxgenShape: shape (m8n8k4, m16n8k4, m16n8k8, m16n8k16, m16n8k32, m16n8k64, m8n8k16, m8n8k32, m8n8k128, m16n8k128, m16n8k256).
  *   PtxgenAtype: atype (f16, bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, f64, u8, s8, u4, s4, b1).
@@ -342,34 +357,32 @@ PTXGEN_PTX_DEVICE void mma_sync_block_scale(
     static_assert((((PtxgenKind != mma_sync_kind::none && PtxgenKind != mma_sync_kind::f8f6f4) && (PtxgenStype != mma_sync_stype::none))),
                   "ptxgen: mma.sync.aligned: .block_scale needs .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 and a scale type (.ue8m0 / .ue4m3)");
     static_assert((!((PtxgenKind == mma_sync_kind::mxf4nvf4))) || (((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_2X || PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))),
-                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3)");
-    static_assert((!((PtxgenScaleVecSize == mma_sync_scale_vec_size::scale_vec_4X))) || (((PtxgenStype == mma_sync_stype::ue4m3))),
-                  "ptxgen: mma.sync.aligned: .scale_vec::4X takes .ue4m3 scale factors");
+                  "ptxgen: mma.sync.aligned: .kind::mxf4nvf4 needs .scale_vec::2X (with .ue8m0) or .scale_vec::4X (with .ue4m3, or .ue8m0 from PTX ISA 9.1)");
     static_assert((!((PtxgenAtype == mma_sync_atype::e3m2 || PtxgenAtype == mma_sync_atype::e2m3 || PtxgenAtype == mma_sync_atype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
     static_assert((!((PtxgenBtype == mma_sync_btype::e3m2 || PtxgenBtype == mma_sync_btype::e2m3 || PtxgenBtype == mma_sync_btype::e2m1))) || (((PtxgenKind != mma_sync_kind::none))),
                   "ptxgen: mma.sync.aligned: .e3m2, .e2m3 and .e2m1 need .kind::f8f6f4 (or a block-scaled kind)");
     static_assert((!((PtxgenAtype == mma_sync_atype::b1))),
                   "ptxgen: mma.sync.aligned: .b1 needs the bit operation .xor.popc or .and.popc");
-    static_assert(detail::mma_sync_ok_selector_a_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAByteId),
+    static_assert(detail::mma_sync_ok_selector_a_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none, PtxgenSelectorAByteId),
                   "ptxgen: mma.sync.aligned: immediate selector_a.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_a_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorAThreadId),
+    static_assert(detail::mma_sync_ok_selector_a_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none, PtxgenSelectorAThreadId),
                   "ptxgen: mma.sync.aligned: immediate selector_a.thread_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBByteId),
+    static_assert(detail::mma_sync_ok_selector_b_byte_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none, PtxgenSelectorBByteId),
                   "ptxgen: mma.sync.aligned: immediate selector_b.byte_id is out of range for this form");
-    static_assert(detail::mma_sync_ok_selector_b_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, PtxgenSelectorBThreadId),
+    static_assert(detail::mma_sync_ok_selector_b_thread_id(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none, PtxgenSelectorBThreadId),
                   "ptxgen: mma.sync.aligned: immediate selector_b.thread_id is out of range for this form");
-    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_d_element_type<detail::reg_or_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_d_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none));
     static_assert(detail::mma_sync_d_length<ptxgen_d_length == 0 ? PtxgenLength0 : ptxgen_d_length, PtxgenLength0>::ok);
-    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem1>, PtxgenElem1>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_a_element_type<detail::reg_or_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_a_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none));
     static_assert(detail::mma_sync_a_length<ptxgen_a_length == 0 ? PtxgenLength1 : ptxgen_a_length, PtxgenLength1>::ok);
-    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem2>, PtxgenElem2>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_b_element_type<detail::reg_or_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none), PtxgenElem2>, PtxgenElem2>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_b_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none));
     static_assert(detail::mma_sync_b_length<ptxgen_b_length == 0 ? PtxgenLength2 : ptxgen_b_length, PtxgenLength2>::ok);
-    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none), PtxgenElem3>, PtxgenElem3>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none));
+    static_assert(detail::mma_sync_c_element_type<detail::reg_or_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none), PtxgenElem3>, PtxgenElem3>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_c_length = static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none));
     static_assert(detail::mma_sync_c_length<ptxgen_c_length == 0 ? PtxgenLength3 : ptxgen_c_length, PtxgenLength3>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: mma.sync.aligned: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");

@@ -143,10 +143,21 @@ enum class mma_sync_bitop : int {
     bitop_and,
 };
 
+/**
+ * mma.sync.aligned: qualifier rnd (.{}). rounding of the .f64 forms (.rn, the default when left out, .rz, .rm, .rp)
+ */
+enum class mma_sync_rnd : int {
+    none,
+    rn,
+    rz,
+    rm,
+    rp,
+};
+
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_d(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_d(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd) {
     if (const long long ptxgen_v = detail::entry("\001\004\005\002"
             , 1, detail::cell(0, 1, static_cast<long long>(dtype), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -154,50 +165,53 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_d(mma_sync_shape, mma_sync_alayout, mma_s
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_combination(mma_sync_shape shape, mma_sync_alayout, mma_sync_blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
-    const long long ptxgen_digits[] = {static_cast<long long>(shape), (satfinite ? 1 : 0), static_cast<long long>(kind), (block_scale ? 1 : 0), static_cast<long long>(scale_vec_size), static_cast<long long>(dtype), static_cast<long long>(atype), static_cast<long long>(btype), static_cast<long long>(ctype), static_cast<long long>(stype), static_cast<long long>(bitop)};
-    return detail::box_of("\001\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\004\000"
-        "\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\010\000\001\000"
-        "\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\004\000\001\000\001\000"
-        "\001\000\001\000\002\000\002\000\002\000\002\000\001\000\001\000\010\000\001\000\001\000\001\000"
-        "\001\000\002\000\002\000\002\000\002\000\001\000\001\000\002\000\001\000\001\000\001\000\001\000"
-        "\002\000\004\000\004\000\002\000\001\000\001\000\004\000\001\000\001\000\001\000\001\000\002\000"
-        "\004\000\004\000\002\000\001\000\001\000\020\000\001\000\001\000\001\000\001\000\003\000\030\000"
-        "\030\000\003\000\001\000\001\000\010\000\001\000\001\000\001\000\001\000\003\000\030\000\030\000"
-        "\003\000\001\000\001\000\020\000\001\000\002\000\001\000\001\000\003\000\370\000\370\000\003\000"
-        "\001\000\001\000\020\000\001\000\004\000\002\000\003\000\002\000\370\000\370\000\002\000\002\000"
-        "\001\000 \000\001\000\010\000\002\000\005\000\002\000\200\000\200\000\002\000\002\000\001\000"
-        " \000\001\000\020\000\002\000\004\000\002\000\200\000\200\000\002\000\002\000\001\000 \000"
-        "\001\000\020\000\002\000\010\000\002\000\200\000\200\000\002\000\004\000\001\000\001\000\001\000"
-        "\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\002\000\001\000\001\000"
-        "\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\004\000\001\000\001\000\001\000"
-        "\001\000\004\000\000\001\000\001\004\000\001\000\001\000\010\000\001\000\001\000\001\000\001\000"
-        "\004\000\000\001\000\001\004\000\001\000\001\000@\000\003\000\001\000\001\000\001\000\010\000"
-        "\000\006\000\006\010\000\001\000\001\000\010\000\003\000\001\000\001\000\001\000\010\000\000\006"
-        "\000\006\010\000\001\000\001\000\020\000\003\000\001\000\001\000\001\000\010\000\000\006\000\006"
-        "\010\000\001\000\001\000\200\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000"
-        "\001\000\001\000\020\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000"
-        "\001\000 \000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000\001\000"
-        "\000\001\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\000\002"
-        "\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\000\004\001\000"
-        "\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000"
-        , 27, 11, 2, ptxgen_digits);
+PTXGEN_PTX_CONSTEXPR int mma_sync_combination(mma_sync_shape shape, mma_sync_alayout, mma_sync_blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop, mma_sync_rnd rnd) {
+    const long long ptxgen_digits[] = {static_cast<long long>(shape), (satfinite ? 1 : 0), static_cast<long long>(kind), (block_scale ? 1 : 0), static_cast<long long>(scale_vec_size), static_cast<long long>(dtype), static_cast<long long>(atype), static_cast<long long>(btype), static_cast<long long>(ctype), static_cast<long long>(stype), static_cast<long long>(bitop), static_cast<long long>(rnd)};
+    return detail::box_of("\001\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\001\000"
+        "\004\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\001\000"
+        "\010\000\001\000\001\000\001\000\001\000\003\000\001\000\001\000\003\000\001\000\001\000\001\000"
+        "\004\000\001\000\001\000\001\000\001\000\002\000\002\000\002\000\002\000\001\000\001\000\001\000"
+        "\010\000\001\000\001\000\001\000\001\000\002\000\002\000\002\000\002\000\001\000\001\000\001\000"
+        "\002\000\001\000\001\000\001\000\001\000\002\000\004\000\004\000\002\000\001\000\001\000\001\000"
+        "\004\000\001\000\001\000\001\000\001\000\002\000\004\000\004\000\002\000\001\000\001\000\001\000"
+        "\020\000\001\000\001\000\001\000\001\000\003\000\030\000\030\000\003\000\001\000\001\000\001\000"
+        "\010\000\001\000\001\000\001\000\001\000\003\000\030\000\030\000\003\000\001\000\001\000\001\000"
+        "\020\000\001\000\002\000\001\000\001\000\003\000\370\000\370\000\003\000\001\000\001\000\001\000"
+        "\020\000\001\000\004\000\002\000\003\000\002\000\370\000\370\000\002\000\002\000\001\000\001\000"
+        " \000\001\000\010\000\002\000\005\000\002\000\200\000\200\000\002\000\002\000\001\000\001\000"
+        " \000\001\000\020\000\002\000\004\000\002\000\200\000\200\000\002\000\002\000\001\000\001\000"
+        " \000\001\000\020\000\002\000\010\000\002\000\200\000\200\000\002\000\004\000\001\000\001\000"
+        " \000\001\000\020\000\002\000\010\000\002\000\200\000\200\000\002\000\002\000\001\000\001\000"
+        "\001\000\001\000\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\037\000"
+        "\002\000\001\000\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\037\000"
+        "\004\000\001\000\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\037\000"
+        "\010\000\001\000\001\000\001\000\001\000\004\000\000\001\000\001\004\000\001\000\001\000\037\000"
+        "@\000\003\000\001\000\001\000\001\000\010\000\000\006\000\006\010\000\001\000\001\000\001\000"
+        "\010\000\003\000\001\000\001\000\001\000\010\000\000\006\000\006\010\000\001\000\001\000\001\000"
+        "\020\000\003\000\001\000\001\000\001\000\010\000\000\006\000\006\010\000\001\000\001\000\001\000"
+        "\200\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000\001\000\001\000"
+        "\020\000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000\001\000\001\000"
+        " \000\003\000\001\000\001\000\001\000\010\000\000\030\000\030\010\000\001\000\001\000\001\000"
+        "\000\001\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\001\000"
+        "\000\002\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\001\000"
+        "\000\004\001\000\001\000\001\000\001\000\010\000\000 \000 \010\000\001\000\006\000\001\000"
+        , 28, 12, 2, ptxgen_digits);
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_d(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
-    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_d(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop, mma_sync_rnd rnd) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop, rnd);
     if (const long long ptxgen_v = detail::entry("\005\011\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005\005\005\005\005"
             "\005\005\005\005\003\005\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005"
-            "\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\005\005\005\005"
-            "\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
-            "\003\003\003\003\005\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 27, static_cast<long long>(dtype), 4)); ptxgen_v >= 0) {
+            "\005\005\005\005\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005"
+            "\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 28, static_cast<long long>(dtype), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_a(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_a(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype atype, mma_sync_btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd) {
     if (const long long ptxgen_v = detail::entry("\001\001\001\001\001\001\001\001\005\001\001\001\001\001"
             , 1, detail::cell(0, 1, static_cast<long long>(atype), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -205,17 +219,17 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_a(mma_sync_shape, mma_sync_alayout, mma_s
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_a(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
-    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
-    if (const long long ptxgen_v = detail::entry("\003\003\005\003\005\003\005\005\003\005\005\005\005\005\002\003\005\011\002\003\005\002\003\005"
-            "\002\003\005"
-            , 1, detail::cell(ptxgen_k, 27, 0, 1)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_a(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop, mma_sync_rnd rnd) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop, rnd);
+    if (const long long ptxgen_v = detail::entry("\003\003\005\003\005\003\005\005\003\005\005\005\005\005\005\002\003\005\011\002\003\005\002\003"
+            "\005\002\003\005"
+            , 1, detail::cell(ptxgen_k, 28, 0, 1)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_b(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_b(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype btype, mma_sync_ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd) {
     if (const long long ptxgen_v = detail::entry("\001\001\001\001\001\001\001\001\005\001\001\001\001\001"
             , 1, detail::cell(0, 1, static_cast<long long>(btype), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -223,17 +237,17 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_b(mma_sync_shape, mma_sync_alayout, mma_s
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_b(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
-    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
-    if (const long long ptxgen_v = detail::entry("\003\002\003\002\003\002\003\003\002\003\003\003\003\003\002\002\003\005\002\002\003\002\002\003"
-            "\002\002\003"
-            , 1, detail::cell(ptxgen_k, 27, 0, 1)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_b(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop, mma_sync_rnd rnd) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop, rnd);
+    if (const long long ptxgen_v = detail::entry("\003\002\003\002\003\002\003\003\002\003\003\003\003\003\003\002\002\003\005\002\002\003\002\002"
+            "\003\002\002\003"
+            , 1, detail::cell(ptxgen_k, 28, 0, 1)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_type_c(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype ctype, mma_sync_stype, mma_sync_bitop) {
+PTXGEN_PTX_CONSTEXPR int mma_sync_type_c(mma_sync_shape, mma_sync_alayout, mma_sync_blayout, bool, mma_sync_kind, bool, mma_sync_scale_vec_size, mma_sync_dtype, mma_sync_atype, mma_sync_btype, mma_sync_ctype ctype, mma_sync_stype, mma_sync_bitop, mma_sync_rnd) {
     if (const long long ptxgen_v = detail::entry("\001\004\005\002"
             , 1, detail::cell(0, 1, static_cast<long long>(ctype), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -241,14 +255,14 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_type_c(mma_sync_shape, mma_sync_alayout, mma_s
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int mma_sync_count_c(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop) {
-    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop);
+PTXGEN_PTX_CONSTEXPR int mma_sync_count_c(mma_sync_shape shape, mma_sync_alayout alayout, mma_sync_blayout blayout, bool satfinite, mma_sync_kind kind, bool block_scale, mma_sync_scale_vec_size scale_vec_size, mma_sync_dtype dtype, mma_sync_atype atype, mma_sync_btype btype, mma_sync_ctype ctype, mma_sync_stype stype, mma_sync_bitop bitop, mma_sync_rnd rnd) {
+    const int ptxgen_k = mma_sync_combination(shape, alayout, blayout, satfinite, kind, block_scale, scale_vec_size, dtype, atype, btype, ctype, stype, bitop, rnd);
     if (const long long ptxgen_v = detail::entry("\005\011\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005\005\005\005\005"
             "\005\005\005\005\003\005\000\000\003\005\000\000\003\005\000\000\005\005\005\005\005\005\005\005"
-            "\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\005\005\005\005"
-            "\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
-            "\003\003\003\003\005\005\005\005\005\005\005\005"
-            , 1, detail::cell(ptxgen_k, 27, static_cast<long long>(ctype), 4)); ptxgen_v >= 0) {
+            "\005\005\005\005\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            "\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005\003\003\003\003\005\005\005\005"
+            "\005\005\005\005\003\003\003\003\005\005\005\005\005\005\005\005"
+            , 1, detail::cell(ptxgen_k, 28, static_cast<long long>(ctype), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return 0;
@@ -256,6 +270,7 @@ PTXGEN_PTX_CONSTEXPR int mma_sync_count_c(mma_sync_shape shape, mma_sync_alayout
 
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7();
@@ -276,12 +291,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mma_sync_is_only_on_
  * them as `typename mma_sync_operands<...>::d d;`
  * (std::extent gives the register count).
  */
-template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none>
+template <mma_sync_shape PtxgenShape, mma_sync_alayout PtxgenAlayout, mma_sync_blayout PtxgenBlayout, mma_sync_dtype PtxgenDtype, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_ctype PtxgenCtype, bool PtxgenSatfinite = false, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_bitop PtxgenBitop = mma_sync_bitop::none, mma_sync_rnd PtxgenRnd = mma_sync_rnd::none>
 struct mma_sync_operands {
-    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
-    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
-    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
-    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop))];
+    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd))];
+    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd))];
+    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd))];
+    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, PtxgenAlayout, PtxgenBlayout, PtxgenSatfinite, PtxgenKind, false, mma_sync_scale_vec_size::none, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenCtype, mma_sync_stype::none, PtxgenBitop, PtxgenRnd))];
 };
 
 /**
@@ -291,10 +306,10 @@ struct mma_sync_operands {
  */
 template <mma_sync_shape PtxgenShape, mma_sync_atype PtxgenAtype, mma_sync_btype PtxgenBtype, mma_sync_kind PtxgenKind = mma_sync_kind::none, mma_sync_scale_vec_size PtxgenScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype PtxgenStype = mma_sync_stype::none>
 struct mma_sync_block_scale_operands {
-    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
-    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
-    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
-    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none))];
+    using d = detail::reg_t<detail::mma_sync_type_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_d(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none))];
+    using a = detail::reg_t<detail::mma_sync_type_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_a(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none))];
+    using b = detail::reg_t<detail::mma_sync_type_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_b(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none))];
+    using c = detail::reg_t<detail::mma_sync_type_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none)>[static_cast<decltype(sizeof(0))>(detail::mma_sync_count_c(PtxgenShape, mma_sync_alayout::row, mma_sync_blayout::col, false, PtxgenKind, true, PtxgenScaleVecSize, mma_sync_dtype::f32, PtxgenAtype, PtxgenBtype, mma_sync_ctype::f32, PtxgenStype, mma_sync_bitop::none, mma_sync_rnd::none))];
 };
 
 // The host pass (cudafe++ and the host compiler, which never run device code) and the
@@ -308,7 +323,7 @@ PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mma_sync_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mma_sync_block_scale_is_only_on_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_7(); }
 #else
-/* template <mma_sync_shape Shape, mma_sync_alayout Alayout, mma_sync_blayout Blayout, mma_sync_dtype Dtype, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_ctype Ctype, bool Satfinite = false, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_bitop Bitop = mma_sync_bitop::none, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1, class Elem2, decltype(sizeof(0)) Length2, class Elem3, decltype(sizeof(0)) Length3> void mma_sync(Elem0 (&d)[Length0], const Elem1 (&a)[Length1], const Elem2 (&b)[Length2], const Elem3 (&c)[Length3]) */
+/* template <mma_sync_shape Shape, mma_sync_alayout Alayout, mma_sync_blayout Blayout, mma_sync_dtype Dtype, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_ctype Ctype, bool Satfinite = false, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_bitop Bitop = mma_sync_bitop::none, mma_sync_rnd Rnd = mma_sync_rnd::none, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1, class Elem2, decltype(sizeof(0)) Length2, class Elem3, decltype(sizeof(0)) Length3> void mma_sync(Elem0 (&d)[Length0], const Elem1 (&a)[Length1], const Elem2 (&b)[Length2], const Elem3 (&c)[Length3]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mma_sync(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 /* template <mma_sync_shape Shape, mma_sync_atype Atype, mma_sync_btype Btype, mma_sync_kind Kind = mma_sync_kind::none, mma_sync_scale_vec_size ScaleVecSize = mma_sync_scale_vec_size::none, mma_sync_stype Stype = mma_sync_stype::none, long long SelectorAByteId, long long SelectorAThreadId, long long SelectorBByteId, long long SelectorBThreadId, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1, class Elem2, decltype(sizeof(0)) Length2, class Elem3, decltype(sizeof(0)) Length3> void mma_sync_block_scale(Elem0 (&d)[Length0], const Elem1 (&a)[Length1], const Elem2 (&b)[Length2], const Elem3 (&c)[Length3], std::uint32_t scale_a, imms_t<SelectorAByteId, SelectorAThreadId> selector_a, std::uint32_t scale_b, imms_t<SelectorBByteId, SelectorBThreadId> selector_b) */
