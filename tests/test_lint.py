@@ -328,3 +328,21 @@ def test_unknown_macros_leave_the_branch_open(tmp_path: Path) -> None:
     assert allowed(("defined(CUTE_ARCH_TMA_SM90_ENABLED)",), "sm_90a") is None
     assert allowed(("defined(CUTE_ARCH_X) && __CUDA_ARCH__ < 900",), "sm_90a") is False
     assert allowed(("MY_FLAG(3) || __CUDA_ARCH__ >= 900",), "sm_90a") is True
+
+
+def test_sm107a_sparsity_version(tmp_path: Path) -> None:
+    """PTX ISA 9.4, Table 53 bit 12: a sparse .kind::mxf4nvf4 word must carry sparsity
+    version v1 on sm_107a and v0 on sm_100a; the same word with bit 12 clear is found on
+    sm_107a only."""
+    word = (1 << 2) | (1 << 7) | (1 << 10) | ((128 >> 3) << 17) | ((128 >> 7) << 27)
+    # sparse, e2m1 x e2m1, N = 128, M = 128 (Table 43's fields; bit 12 clear: v0)
+    body = (".reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.reg .pred p;\n"
+            f"mov.b32 %r1, {word};\n"
+            "tcgen05.mma.sp.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X "
+            "[%r2], %rd1, %rd2, [%r5], %r1, [%r3], [%r4], p;")
+    found = _findings(_fixture(tmp_path, body, "sm_107a", "9.4"))
+    assert [(f["line"], f["rule"]) for f in found] == [(10, "descriptor-rule")]
+    assert "sparsity version v1" in found[0]["message"]
+    assert _findings(_fixture(tmp_path, body, "sm_100a", "9.4")) == []
+    v1 = _fixture(tmp_path, body.replace(f"{word};", f"{word | 1 << 12};"), "sm_107a", "9.4")
+    assert _findings(v1) == []
