@@ -71,6 +71,19 @@ def build(files: dict[str, bytes], digest: str, ptx_isa: str | None = None,
     return (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode()
 
 
+def same_but_inputs(a: bytes | None, b: bytes) -> bool:
+    """Whether two manifests record the same files (and view), whatever their inputs."""
+    try:
+        one, two = json.loads(a or b""), json.loads(b)
+    except ValueError:
+        return False
+    if not isinstance(one, dict) or not isinstance(two, dict):
+        return False
+    one.pop("inputs", None)
+    two.pop("inputs", None)
+    return bool(one == two)
+
+
 def recorded_selection(out_dir: Path) -> str | None:
     """The ``--select`` pattern the manifest in ``out_dir`` records, or None (no manifest,
     or a folder of the whole spec)."""

@@ -153,4 +153,11 @@ def check(spec_dir: Path, out_dir: Path, *, full: bool = False,
         quick = manifest.quick_diff(out_dir, spec_dir, have, ptx_isa, select)
         if quick is not None:
             return quick
-    return diff_tree(out_dir, render(spec_dir, ptx_isa, select))
+    files = render(spec_dir, ptx_isa, select)
+    out = diff_tree(out_dir, files)
+    if out == [("changed", manifest.NAME)] and manifest.same_but_inputs(
+            existing_files(out_dir).get(manifest.NAME), files[manifest.NAME]):
+        # Every generated file is what generate would write; only the fingerprint of the
+        # inputs differs (another Jinja2 release renders the same bytes): up to date.
+        return []
+    return out

@@ -75,6 +75,24 @@ def test_check_renders_in_full_when_the_spec_changed(tmp_path: Path, spec_copy: 
     assert diffs.get("python/smem_desc.py") == "changed"
 
 
+def test_another_jinja_release_is_up_to_date_when_the_bytes_are(tmp_path: Path) -> None:
+    """The manifest's input digest names the Jinja2 release; a newer one (CI installs the
+    newest) makes a full render, and identical bytes are up to date, while an edited file
+    is still a difference."""
+    out = tmp_path / "generated"
+    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
+    path = out / "MANIFEST.json"
+    data = json.loads(path.read_text())
+    data["inputs"] = "0" * 64  # as a manifest written with another Jinja2 release
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    assert pipeline.check(SPEC, out) == []
+    res = run_cli("check", "--out", str(out))
+    assert (res.code, res.out) == (0, "")
+    (out / "docs" / "README.md").write_text("edited\n")
+    assert sorted(pipeline.check(SPEC, out)) == [("changed", "MANIFEST.json"),
+                                                 ("changed", "docs/README.md")]
+
+
 def test_refused_spec_writes_nothing(tmp_path: Path, spec_copy: Path) -> None:
     out = tmp_path / "generated"
     pipeline.generate(spec_copy, out)
