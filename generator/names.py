@@ -95,8 +95,8 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
             decode_checked check_word check_word_ masks masks_checked masks_ check names d v w
             variant_name variant_targets since_ptx_isa
             """.split()},
-        "later": ("python", "the parameter of a baseline descriptor constructor that "
-                            "collects the fields of a newer layout (to refuse them by name)"),
+        "later": ("python", "a local of a baseline descriptor constructor that collects "
+                            "the fields of a newer layout given to it (to refuse them by name)"),
         **{n: ("python, c++", "a member of the generated descriptor classes and structs")
            for n in ("encode", "decode", "masks")},
         **{n: ("c++", "a member of Field, the field ids of the descriptor structs")

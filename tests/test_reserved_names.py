@@ -120,7 +120,12 @@ def _is_generated(role: str, name: str, lang: str) -> bool:
                 or any(name in _annotation_names(c) for c in classes)
                 or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
                        and (n.args.args[0].arg == name
-                            or (n.args.kwarg is not None and n.args.kwarg.arg == name))
+                            or (n.args.kwarg is not None and n.args.kwarg.arg == name)
+                            or any(isinstance(x, ast.AnnAssign | ast.Assign)  # a local
+                                   and any(isinstance(t, ast.Name) and t.id == name
+                                           for t in (x.targets if isinstance(x, ast.Assign)
+                                                     else [x.target]))
+                                   for x in ast.walk(n)))
                        for c in classes for n in c.body))
     if role == "field":  # c++: a word of a descriptor header's code
         return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", _cpp(h))
@@ -191,8 +196,9 @@ def test_every_python_member_is_a_field_or_reserved() -> None:
                 if m.isupper() or (m.startswith("__") and m.endswith("__")):
                     continue  # constants and dunders: no field can be spelled so
                 assert m in RESERVED["field"], (cls.name, m)
+            # typing's names are capitalised, which no field name (lower_snake_case) is
             for m in _annotation_names(cls) - enums - {"ClassVar", "FieldSpec", "ShapeTable",
-                                                      "None", cls.name}:
+                                                      "None", "Any", "Literal", cls.name}:
                 assert m in RESERVED["field"], (cls.name, m)
 
 
