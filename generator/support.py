@@ -136,6 +136,15 @@ def _target_spellings(target: str, names: tuple[str, ...] | list[str]) -> list[s
     return list(names)
 
 
+def spelled_note(opcode: str, isa_opcode: str | None) -> str:
+    """``"; valid; written in the ISA's order as ..."`` for an opcode written otherwise."""
+    if isa_opcode is None or isa_opcode == opcode:
+        return ""
+    if opcode.split(".")[0] != isa_opcode.split(".")[0]:
+        return f" (valid; written with the ISA's instruction name as {isa_opcode})"
+    return f" (valid; written in the ISA's order as {isa_opcode})"
+
+
 def answer(iset: InstructionSet, opcode: str, target: str | None = None,
            version: str | None = None, as_json: bool = False,
            toolkit: str | None = None) -> tuple[int, str]:
@@ -165,6 +174,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     assert found.instruction is not None
     result: dict[str, Any] = {
         "opcode": opcode, "instruction": found.instruction.name, "valid": True,
+        "isa_opcode": found.isa_opcode or opcode,
         "ptx_isa": asked, "target": target, "toolkit": toolkit, "support": union,
         "variants": [{"operands": f.variant_text,
                       "support": f.support_for(toolkit).matrix(targets)}
@@ -172,11 +182,12 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     }
     lines: list[str] = []
     code = EXIT_SUPPORTED
+    spelled = spelled_note(opcode, found.isa_opcode)
     if target is None:
         shown = union if version is None else matrix_at(union, targets, asked)
         head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
                 f"{opcode}: a valid {found.instruction.name} form, supported on")
-        lines.append(f"{head} {len(shown)} target(s)")
+        lines.append(f"{head} {len(shown)} target(s){spelled}")
         lines += [f"  {t:<8} from PTX ISA {v}" for t, v in shown.items()]
         result["supported"] = None
     else:
@@ -186,7 +197,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
         result["supported"] = ok
         if ok:
             lines.append(f"{opcode}: supported on {target} at PTX ISA {asked} "
-                         f"(from {union[target]})")
+                         f"(from {union[target]}){spelled}")
         else:
             code = EXIT_UNSUPPORTED
             if not t.exists_at(asked):
@@ -198,7 +209,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 why = f"needs PTX ISA {union[target]} on {target}"
             else:
                 why = f"not supported on {target}"
-            lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}")
+            lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}{spelled}")
             lines.append(f"  supported on: {_where(union, targets)}")
     gated = _value_gates(found.forms, targets, toolkit, version)
     result["value_gates"] = gated

@@ -186,6 +186,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "clusterlaunchcontrol.try_cancel.async",
                     "id": "clusterlaunchcontrol_try_cancel",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -238,6 +239,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "clusterlaunchcontrol.query_cancel",
                     "id": "clusterlaunchcontrol_query_cancel",
+                    "spelling": {"head": 1, "ordered": [["type", "size"]]},
                     "qualifiers": [
                         {
                             "name": "query",
@@ -369,6 +371,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async",
                     "id": "cp_async",
+                    "spelling": {"head": 1, "ordered": [["space", "src"]]},
                     "qualifiers": [
                         {"name": "cache", "text": ".{}", "values": ["ca", "cg"]},
                         {"name": "space", "text": ".{}", "values": ["shared", "shared::cta"]},
@@ -451,6 +454,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.commit_group",
                     "id": "cp_async_commit_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [
@@ -461,6 +465,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.wait_group",
                     "id": "cp_async_wait_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [
@@ -471,6 +476,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.wait_all",
                     "id": "cp_async_wait_all",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [
@@ -481,6 +487,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.mbarrier.arrive",
                     "id": "cp_async_mbarrier_arrive",
+                    "spelling": {"head": 3},
                     "qualifiers": [
                         {"name": "noinc", "text": ".noinc", "flag": True},
                         {
@@ -516,6 +523,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk",
                     "id": "cp_async_bulk",
+                    "spelling": {"head": 2, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {
                             "name": "dst",
@@ -758,6 +766,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.prefetch",
                     "id": "cp_async_bulk_prefetch",
+                    "spelling": {"head": 3},
                     "qualifiers": [
                         {"name": "level", "text": ".{}", "values": ["L2"]},
                         {"name": "src", "text": ".{}", "values": ["global"]},
@@ -798,6 +807,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.reduce.async.bulk",
                     "id": "cp_reduce_async_bulk",
+                    "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dst", "text": ".{}", "values": ["shared::cluster", "global"]},
                         {"name": "src", "text": ".{}", "values": ["shared::cta"]},
@@ -971,6 +981,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.commit_group",
                     "id": "cp_async_bulk_commit_group",
+                    "spelling": {"head": 2},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
@@ -979,6 +990,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.wait_group",
                     "id": "cp_async_bulk_wait_group",
+                    "spelling": {"head": 3},
                     "qualifiers": [{"name": "read", "text": ".read", "flag": True}],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
@@ -994,6 +1006,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.tensor",
                     "id": "cp_async_bulk_tensor",
+                    "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {
@@ -1499,6 +1512,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.prefetch.tensor",
                     "id": "cp_async_bulk_prefetch_tensor",
+                    "spelling": {"head": 4},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {"name": "level", "text": ".{}", "values": ["L2"]},
@@ -1746,6 +1760,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.reduce.async.bulk.tensor",
                     "id": "cp_reduce_async_bulk_tensor",
+                    "spelling": {"head": 4, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {"name": "dst", "text": ".{}", "values": ["global"]},
@@ -1938,6 +1953,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence",
                     "id": "fence_thread",
+                    "spelling": {},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2013,6 +2029,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.mbarrier_init",
                     "id": "fence_mbarrier_init",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["release"]},
                         {"name": "scope", "text": ".{}", "values": ["cluster"]},
@@ -2031,6 +2048,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.alias",
                     "id": "fence_alias",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "restrict", "text": ".sync_restrict::{}", "values": ["read"]},
                         {"name": "sem", "text": ".{}", "values": ["release"]},
@@ -2045,6 +2063,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy",
                     "id": "fence_proxy",
+                    "spelling": {"head": 1, "loose": ["proxykind"]},
                     "qualifiers": [
                         {
                             "name": "proxykind",
@@ -2107,6 +2126,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy.tensormap::generic",
                     "id": "fence_proxy_tensormap",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2156,6 +2176,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy.async::generic",
                     "id": "fence_proxy_async_generic",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2229,6 +2250,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "membar.proxy",
                     "id": "membar_proxy",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "proxykind",
@@ -2260,6 +2282,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "ldmatrix.sync.aligned",
                     "id": "ldmatrix",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n16", "m8n16"]},
                         {
@@ -2380,6 +2403,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "stmatrix.sync.aligned",
                     "id": "stmatrix",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n8"]},
                         {
@@ -2472,6 +2496,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.init",
                     "id": "mbarrier_init",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "layout",
@@ -2518,6 +2543,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.inval",
                     "id": "mbarrier_inval",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -2545,6 +2571,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.arrive",
                     "id": "mbarrier_arrive",
+                    "spelling": {"head": 1, "fixed": ["op"]},
                     "qualifiers": [
                         {
                             "name": "op",
@@ -2733,6 +2760,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.arrive_drop",
                     "id": "mbarrier_arrive_drop",
+                    "spelling": {"head": 1, "fixed": ["op"]},
                     "qualifiers": [
                         {
                             "name": "op",
@@ -2923,6 +2951,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.expect_tx",
                     "id": "mbarrier_expect_tx",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["relaxed"], "optional": True},
                         {
@@ -3009,6 +3038,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.complete_tx",
                     "id": "mbarrier_complete_tx",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["relaxed"], "optional": True},
                         {
@@ -3095,6 +3125,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.test_wait",
                     "id": "mbarrier_test_wait",
+                    "spelling": {"head": 1, "fixed": ["parity"]},
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
                         {
@@ -3262,6 +3293,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.try_wait",
                     "id": "mbarrier_try_wait",
+                    "spelling": {"head": 1, "fixed": ["parity"]},
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
                         {
@@ -3424,6 +3456,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.pending_count",
                     "id": "mbarrier_pending_count",
+                    "spelling": {"head": 1},
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b64"]}],
                     "operands": [
                         {"name": "pending", "kind": "register", "io": "out", "type": "b32"},
@@ -3437,6 +3470,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.check_layout",
                     "id": "mbarrier_check_layout",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "layout", "text": ".{}", "values": ["layout::v0", "layout::v1"]},
                         {
@@ -3471,6 +3505,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sp.sync.aligned",
                     "id": "mma_sp",
+                    "spelling": {
+                        "ordered": [["alayout", "blayout"], ["dtype", "atype", "btype", "ctype"]],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -3743,6 +3780,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sp::ordered_metadata.sync.aligned",
                     "id": "mma_sp_ordered_metadata",
+                    "spelling": {
+                        "ordered": [
+                            ["alayout", "blayout"],
+                            ["dtype", "atype", "btype", "ctype", "stype"],
+                        ],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -4291,6 +4334,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sync.aligned",
                     "id": "mma_sync",
+                    "spelling": {
+                        "ordered": [
+                            ["alayout", "blayout"],
+                            ["dtype", "atype", "btype", "ctype", "stype"],
+                        ],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -5084,6 +5133,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "setmaxnreg",
                     "id": "setmaxnreg_action",
+                    "spelling": {"fixed": ["action"], "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "action", "text": ".{}", "values": ["inc", "dec"]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -5138,6 +5188,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "barrier.cluster",
                     "id": "barrier_cluster",
+                    "spelling": {"head": 1, "fixed": ["action"]},
                     "qualifiers": [
                         {"name": "action", "text": ".{}", "values": ["arrive", "wait"]},
                         {
@@ -5184,6 +5235,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mapa",
                     "id": "mapa_address",
+                    "spelling": {},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -5226,6 +5278,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "barrier",
                     "id": "barrier_named",
+                    "spelling": {"fixed": ["cta", {"qualifier": "action", "values": ["arrive"]}]},
+                    "alias_names": [{"name": "bar", "sets": {"aligned": True}}],
                     "qualifiers": [
                         {"name": "cta", "text": ".cta", "flag": True},
                         {"name": "action", "text": ".{}", "values": ["sync", "arrive"]},
@@ -5294,6 +5348,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.mma",
                     "id": "tcgen05_mma",
+                    "spelling": {"head": 1, "fixed": ["ws"]},
                     "qualifiers": [
                         {"name": "ws", "text": ".ws", "flag": True},
                         {"name": "sp", "text": ".sp", "flag": True},
@@ -5937,6 +5992,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.alloc",
                     "id": "tcgen05_alloc",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "exclusive", "text": ".exclusive", "flag": True},
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
@@ -5995,6 +6051,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.dealloc",
                     "id": "tcgen05_dealloc",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "exclusive", "text": ".exclusive", "flag": True},
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
@@ -6073,6 +6130,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.relinquish_alloc_permit",
                     "id": "tcgen05_relinquish_alloc_permit",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -6096,6 +6154,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.sync.aligned",
                     "id": "tcgen05_ld",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -6187,6 +6246,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.red.sync.aligned",
                     "id": "tcgen05_ld_red",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["32x32b", "16x32bx2"]},
                         {"name": "num", "text": ".x{}", "values": [1, 2, 4, 8, 16, 32, 64, 128]},
@@ -6275,6 +6335,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.red.spcompress.sync.aligned",
                     "id": "tcgen05_ld_red_spcompress",
+                    "spelling": {"head": 3, "ordered": [["type", "meta_type"]]},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["32x32b"]},
                         {"name": "num", "text": ".x{}", "values": [4, 8, 16, 32, 64, 128]},
@@ -6333,6 +6394,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.st.sync.aligned",
                     "id": "tcgen05_st",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -6423,6 +6485,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.wait",
                     "id": "tcgen05_wait",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "op", "text": "::{}", "values": ["ld", "st"]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -6481,6 +6544,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.cp",
                     "id": "tcgen05_cp",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {
@@ -6564,6 +6628,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.shift",
                     "id": "tcgen05_shift",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {"name": "direction", "text": ".{}", "values": ["down"]},
@@ -6606,6 +6671,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.commit",
                     "id": "tcgen05_commit",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {
@@ -6792,6 +6858,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tensormap.replace",
                     "id": "tensormap_replace",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["tile"]},
                         {
@@ -6982,6 +7049,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tensormap.cp_fenceproxy",
                     "id": "tensormap_cp_fenceproxy",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "spaces", "text": ".{}", "values": ["global.shared::cta"]},
                         {"name": "proxy", "text": ".{}", "values": ["tensormap::generic"]},
@@ -7024,6 +7092,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.mma_async.sync.aligned",
                     "id": "wgmma_mma_async",
+                    "spelling": {"head": 1, "ordered": [["dtype", "atype", "btype"]]},
                     "qualifiers": [
                         {
                             "name": "n",
@@ -7264,6 +7333,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.mma_async.sp.sync.aligned",
                     "id": "wgmma_mma_async_sp",
+                    "spelling": {"head": 1, "ordered": [["dtype", "atype", "btype"]]},
                     "qualifiers": [
                         {
                             "name": "n",
@@ -7466,6 +7536,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.fence.sync.aligned",
                     "id": "wgmma_fence",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],
@@ -7474,6 +7545,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.commit_group.sync.aligned",
                     "id": "wgmma_commit_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],
@@ -7482,6 +7554,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.wait_group.sync.aligned",
                     "id": "wgmma_wait_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],
