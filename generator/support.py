@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ptxgen.model.calls import calls_for
 from ptxgen.model.instructions import (
     Form,
     InstructionSet,
@@ -211,6 +212,11 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 why = f"not supported on {target}"
             lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}{spelled}")
             lines.append(f"  supported on: {_where(union, targets)}")
+    calls = [c for c in dict.fromkeys(calls_for(f) for f in found.forms) if c is not None]
+    result["calls"] = [{"wrapper": c.wrapper, "cpp": c.cpp, "python": c.python} for c in calls]
+    for c in calls:
+        lines.append(f"  C++:    {c.cpp}")
+        lines.append(f"  Python: {c.python}")
     gated = _value_gates(found.forms, targets, toolkit, version)
     result["value_gates"] = gated
     for g in gated:
