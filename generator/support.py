@@ -14,6 +14,7 @@ line by the CLI).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ptxgen.model.calls import calls_for
@@ -239,3 +240,31 @@ def run(opcode: str, target: str | None, version: str | None, as_json: bool,
         raise SupportError(f"the generated module ptxgen.isa.ptx is missing ({exc}); "
                            "run 'ptxgen generate'") from None
     return answer(ptx.instruction_set(), opcode.strip(), target, version, as_json, toolkit)
+
+
+def run_batch(lines: Iterable[str], target: str | None, version: str | None, as_json: bool,
+              toolkit: str | None = None) -> tuple[int, str]:
+    """``support -``: one answer per opcode line (blank lines skipped), in order; with
+    ``as_json`` one JSON object per line. An invalid opcode is an answer too (``valid``:
+    false with its problem). Exit status: 0 every form supported, 1 otherwise; a bad
+    --target, --ptx-isa or --toolkit raises SupportError."""
+    out: list[str] = []
+    code = EXIT_SUPPORTED
+    for raw in lines:
+        opcode = raw.strip()
+        if not opcode:
+            continue
+        try:
+            c, text = run(opcode, target, version, as_json, toolkit)
+        except SupportError as exc:
+            if any(str(exc).startswith(p) for p in ("--target", "--ptx-isa", "--toolkit")):
+                raise
+            c = EXIT_UNSUPPORTED
+            text = (json.dumps({"opcode": opcode[:200], "valid": False, "problem": str(exc)})
+                    if as_json else f"{str(exc)[:2000]}")
+        else:
+            if as_json:
+                text = json.dumps(json.loads(text))
+        code = max(code, c)
+        out.append(text)
+    return code, "\n".join(out)

@@ -27,11 +27,11 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("emit", ("emit",)),
     ("write", ("write", "manifest")),
     ("pipeline", ("pipeline",)),
-    ("consumers", ("support", "diff", "probe")),
+    ("consumers", ("support", "diff", "probe", "scan")),
     ("cli", ("cli", "__main__")),
 )
 # Consumers of the model stand side by side: none imports another.
-SIDE_BY_SIDE = ("support", "diff", "probe")
+SIDE_BY_SIDE = ("support", "diff", "probe", "scan")
 
 
 def module_name(path: Path) -> str:

@@ -105,7 +105,9 @@ def test_default_version_is_the_newest() -> None:
 def test_table_without_target() -> None:
     code, out, err = support("wgmma.fence.sync.aligned")
     assert (code, err) == (0, "")
-    assert out.splitlines()[1:] == ["  sm_90a   from PTX ISA 8.0"]
+    assert out.splitlines()[1:] == ["  sm_90a   from PTX ISA 8.0",
+                                    "  C++:    ptxgen::ptx::wgmma_fence();",
+                                    "  Python: ptxgen.isa.ptx.wgmma_fence()"]
 
 
 def test_table_per_shape_from_ptxas() -> None:
