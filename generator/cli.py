@@ -163,7 +163,8 @@ def _build_parser() -> argparse.ArgumentParser:
     su = sub.add_parser("support", help="is an instruction form valid, and where is it "
                                         "supported? (exit 0 yes, 1 not there, 2 invalid)")
     su.add_argument("opcode", metavar="OPCODE",
-                    help="the instruction with its qualifiers in syntax order, no operands")
+                    help="the instruction with its qualifiers, no operands; '-': one opcode "
+                         "per line on stdin (--json: one JSON object per line, in order)")
     su.add_argument("--target", metavar="TARGET", help="an SM target such as sm_100a")
     su.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
                     help="PTX ISA version (default: the newest in the spec)")
@@ -171,6 +172,12 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="answer for this CUDA toolkit's ptxas (e.g. 13.0: the spec's "
                          "deviations recorded for it apply); default: the ISA's rule")
     json_arg(su, "the answer")
+
+    sc = sub.add_parser("scan", help="the inline asm of CUDA/C++ sources against the spec: "
+                                     "each statement's form and the blocks the wrappers "
+                                     "replace (exit 0 all known, 1 some not)")
+    sc.add_argument("paths", nargs="+", metavar="PATH", help="source files or folders")
+    json_arg(sc, "the report")
 
     pr = sub.add_parser("probe", help="assemble the spec's forms, near misses and candidate "
                                       "qualifier values with a ptxas and propose spec edits "
@@ -755,9 +762,15 @@ def _diff(args: Any) -> int:
 
 
 def _support(args: Any) -> int:
-    from ptxgen.support import SupportError, run
+    from ptxgen.support import SupportError, run, run_batch
 
     try:
+        if args.opcode == "-":
+            code, text = run_batch(sys.stdin, args.target, args.ptx_isa, args.json,
+                                   getattr(args, "toolkit", None))
+            if text:
+                print(text)
+            return code
         code, text = run(args.opcode, args.target, args.ptx_isa, args.json,
                          getattr(args, "toolkit", None))
     except SupportError as exc:
@@ -775,6 +788,26 @@ def _lint(args: Any) -> int:
         raise UsageError(str(exc)) from None
     print(render(report, args.json))
     return report.exit_code
+
+
+def _scan(args: Any) -> int:
+    import json
+    import os
+
+    from ptxgen.scan.reader import read_paths
+    from ptxgen.scan.report import report, summary_text
+
+    for p in args.paths:
+        if not os.path.exists(p):
+            raise UsageError(f"{p}: no such file or folder")
+    try:
+        from ptxgen.isa import ptx
+    except ImportError as exc:  # pragma: no cover - only before the first generate
+        raise UsageError(f"the generated module ptxgen.isa.ptx is missing ({exc})") from None
+    result = report(ptx.instruction_set(), read_paths(args.paths))
+    s = result["summary"]
+    print(json.dumps(result, indent=1) if args.json else summary_text(result))
+    return 0 if s["statements_known"] == s["statements"] else 1
 
 
 def _probe(args: Any) -> int:
@@ -847,7 +880,8 @@ def _doc(args: Any) -> int:
 
 _COMMANDS = {"encode": _encode, "decode": _decode, "zero-column-mask": _zero_column_mask,
              "generate": _pipeline, "check": _pipeline, "validate": _pipeline, "diff": _diff,
-             "support": _support, "probe": _probe, "doc": _doc, "lint": _lint}
+             "support": _support, "probe": _probe, "doc": _doc, "lint": _lint,
+             "scan": _scan}
 
 
 class _Args:

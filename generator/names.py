@@ -342,6 +342,16 @@ def _nearest_number(word: str, choices: list[str] | tuple[str, ...]) -> str | No
     return best[1] if best else None
 
 
+@cache  # pure; one per qualifier value
+def enum_member(qualifier: str, value: str) -> str:
+    """The C++ enum member of a qualifier value (``scale_vec::1X`` -> ``scale_vec_1X``; a
+    value that is no identifier on its own is prefixed with the qualifier: ``shape_128x256b``)."""
+    member = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", value))
+    if member[:1].isdigit() or identifier_problem(member):
+        member = f"{qualifier}_{member}"
+    return member
+
+
 @cache  # pure; ~8,500 calls for ~90 names per generate
 def camel(name: str) -> str:
     """``zero_column_mask_desc`` -> ``ZeroColumnMaskDesc``; ``f8f6f4`` -> ``F8f6f4``."""

@@ -14,9 +14,11 @@ line by the CLI).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ptxgen.errors import printable
+from ptxgen.model.calls import calls_for
 from ptxgen.model.instructions import (
     Form,
     InstructionSet,
@@ -137,6 +139,15 @@ def _target_spellings(target: str, names: tuple[str, ...] | list[str]) -> list[s
     return list(names)
 
 
+def spelled_note(opcode: str, isa_opcode: str | None) -> str:
+    """``"; valid; written in the ISA's order as ..."`` for an opcode written otherwise."""
+    if isa_opcode is None or isa_opcode == opcode:
+        return ""
+    if opcode.split(".")[0] != isa_opcode.split(".")[0]:
+        return f" (valid; written with the ISA's instruction name as {isa_opcode})"
+    return f" (valid; written in the ISA's order as {isa_opcode})"
+
+
 def answer(iset: InstructionSet, opcode: str, target: str | None = None,
            version: str | None = None, as_json: bool = False,
            toolkit: str | None = None) -> tuple[int, str]:
@@ -170,6 +181,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     assert found.instruction is not None
     result: dict[str, Any] = {
         "opcode": opcode, "instruction": found.instruction.name, "valid": True,
+        "isa_opcode": found.isa_opcode or opcode,
         "ptx_isa": asked, "target": target, "toolkit": toolkit, "support": union,
         "variants": [{"operands": f.variant_text,
                       "support": f.support_for(toolkit).matrix(targets)}
@@ -177,11 +189,12 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
     }
     lines: list[str] = []
     code = EXIT_SUPPORTED
+    spelled = spelled_note(opcode, found.isa_opcode)
     if target is None:
         shown = union if version is None else matrix_at(union, targets, asked)
         head = (f"{opcode}: supported at PTX ISA {asked} on" if version else
                 f"{opcode}: a valid {found.instruction.name} form, supported on")
-        lines.append(f"{head} {len(shown)} target(s)")
+        lines.append(f"{head} {len(shown)} target(s){spelled}")
         lines += [f"  {t:<8} from PTX ISA {v}" for t, v in shown.items()]
         result["supported"] = None
     else:
@@ -191,7 +204,7 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
         result["supported"] = ok
         if ok:
             lines.append(f"{opcode}: supported on {target} at PTX ISA {asked} "
-                         f"(from {union[target]})")
+                         f"(from {union[target]}){spelled}")
         else:
             code = EXIT_UNSUPPORTED
             if not t.exists_at(asked):
@@ -203,8 +216,13 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
                 why = f"needs PTX ISA {union[target]} on {target}"
             else:
                 why = f"not supported on {target}"
-            lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}")
+            lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}{spelled}")
             lines.append(f"  supported on: {_where(union, targets)}")
+    calls = [c for c in dict.fromkeys(calls_for(f) for f in found.forms) if c is not None]
+    result["calls"] = [{"wrapper": c.wrapper, "cpp": c.cpp, "python": c.python} for c in calls]
+    for c in calls:
+        lines.append(f"  C++:    {c.cpp}")
+        lines.append(f"  Python: {c.python}")
     gated = _value_gates(found.forms, targets, toolkit, version)
     result["value_gates"] = gated
     for g in gated:
@@ -250,3 +268,31 @@ def run(opcode: str, target: str | None, version: str | None, as_json: bool,
         raise SupportError(f"the generated module ptxgen.isa.ptx is missing ({exc}); "
                            "run 'ptxgen generate'") from None
     return answer(ptx.instruction_set(), opcode.strip(), target, version, as_json, toolkit)
+
+
+def run_batch(lines: Iterable[str], target: str | None, version: str | None, as_json: bool,
+              toolkit: str | None = None) -> tuple[int, str]:
+    """``support -``: one answer per opcode line (blank lines skipped), in order; with
+    ``as_json`` one JSON object per line. An invalid opcode is an answer too (``valid``:
+    false with its problem). Exit status: 0 every form supported, 1 otherwise; a bad
+    --target, --ptx-isa or --toolkit raises SupportError."""
+    out: list[str] = []
+    code = EXIT_SUPPORTED
+    for raw in lines:
+        opcode = raw.strip()
+        if not opcode:
+            continue
+        try:
+            c, text = run(opcode, target, version, as_json, toolkit)
+        except SupportError as exc:
+            if any(str(exc).startswith(p) for p in ("--target", "--ptx-isa", "--toolkit")):
+                raise
+            c = EXIT_UNSUPPORTED
+            text = (json.dumps({"opcode": opcode[:200], "valid": False, "problem": str(exc)})
+                    if as_json else f"{str(exc)[:2000]}")
+        else:
+            if as_json:
+                text = json.dumps(json.loads(text))
+        code = max(code, c)
+        out.append(text)
+    return code, "\n".join(out)

@@ -27,11 +27,11 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("emit", ("emit",)),
     ("write", ("write", "manifest")),
     ("pipeline", ("pipeline",)),
-    ("consumers", ("support", "diff", "probe", "doc", "lint")),
+    ("consumers", ("support", "diff", "probe", "doc", "lint", "scan")),
     ("cli", ("cli", "__main__")),
 )
 # Consumers of the model stand side by side: none imports another.
-SIDE_BY_SIDE = ("support", "diff", "probe", "doc", "lint")
+SIDE_BY_SIDE = ("support", "diff", "probe", "doc", "lint", "scan")
 
 
 def module_name(path: Path) -> str:

@@ -105,7 +105,9 @@ def test_default_version_is_the_newest() -> None:
 def test_table_without_target() -> None:
     code, out, err = support("wgmma.fence.sync.aligned")
     assert (code, err) == (0, "")
-    assert out.splitlines()[1:] == ["  sm_90a   from PTX ISA 8.0"]
+    assert out.splitlines()[1:] == ["  sm_90a   from PTX ISA 8.0",
+                                    "  C++:    ptxgen::ptx::wgmma_fence();",
+                                    "  Python: ptxgen.isa.ptx.wgmma_fence()"]
 
 
 def test_table_per_shape_from_ptxas() -> None:
@@ -144,7 +146,8 @@ def test_json() -> None:
 def test_sparse_examples_are_supported(opcode: str, target: str, first: str) -> None:
     code, out, err = support(opcode, "--target", target)
     assert (code, err) == (0, "")
-    assert out == f"{opcode}: supported on {target} at PTX ISA 9.5 (from {first})\n"
+    assert out.splitlines()[0] == f"{opcode}: supported on {target} at PTX ISA 9.5 (from {first})"
+    assert out.splitlines()[1].startswith("  C++:    ptxgen::ptx::")  # the calls follow
 
 
 def test_sparse_gating_from_ptxas() -> None:
@@ -164,7 +167,8 @@ def test_sparse_gating_from_ptxas() -> None:
     code, out, _ = support("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4"
                            ".block_scale.f32.e2m1.e2m1.f32.ue8m0")
     assert code == 0
-    assert out.splitlines()[1:] == ["  sm_120a  from PTX ISA 8.7", "  sm_121a  from PTX ISA 8.8"]
+    assert out.splitlines()[1:3] == ["  sm_120a  from PTX ISA 8.7", "  sm_121a  from PTX ISA 8.8"]
+    assert out.splitlines()[3].startswith("  C++:    ")
     # FP8 with .f16 accumulators: ordered metadata only, sm_120 family only.
     f16acc = "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16"
     assert support(f16acc, "--target", "sm_120f")[0] == 0
@@ -205,7 +209,9 @@ def test_invalid_combinations_say_why(opcode: str, reason: str) -> None:
 
 
 def test_qualifiers_out_of_order_are_invalid() -> None:
-    assert "cannot read" in invalid("tcgen05.mma.kind::f16.cta_group::1")
+    # ptxas reads .ws only right after tcgen05.mma ("Unknown modifier '.ws'"); the orders
+    # it reads are tests/test_spellings.py's.
+    assert "cannot read" in invalid("tcgen05.mma.cta_group::1.ws.kind::f16")
     # .kind exists only for mma.sp::ordered_metadata ("Illegal modifier '.sp'" with mma.sp).
     assert "cannot read '.kind::f8f6f4" in invalid(
         "mma.sp.sync.aligned.m16n8k64.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32")
@@ -230,7 +236,7 @@ def test_unknown_instruction_target_and_version() -> None:
 def test_versions_start_where_the_instruction_starts(opcode: str, first: str) -> None:
     code, out, err = support(opcode, "--target", "sm_75")
     assert (code, err) == (0, "")
-    assert out.endswith(f"(from {first})\n"), out
+    assert out.splitlines()[0].endswith(f"(from {first})"), out
 
 
 BLOCK_SCALE = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"

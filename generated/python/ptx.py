@@ -186,6 +186,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "clusterlaunchcontrol.try_cancel.async",
                     "id": "clusterlaunchcontrol_try_cancel",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -238,6 +239,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "clusterlaunchcontrol.query_cancel",
                     "id": "clusterlaunchcontrol_query_cancel",
+                    "spelling": {"head": 1, "ordered": [["type", "size"]]},
                     "qualifiers": [
                         {
                             "name": "query",
@@ -369,6 +371,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async",
                     "id": "cp_async",
+                    "spelling": {"head": 1, "ordered": [["space", "src"]]},
                     "qualifiers": [
                         {"name": "cache", "text": ".{}", "values": ["ca", "cg"]},
                         {"name": "space", "text": ".{}", "values": ["shared", "shared::cta"]},
@@ -451,6 +454,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.commit_group",
                     "id": "cp_async_commit_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [
@@ -461,6 +465,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.wait_group",
                     "id": "cp_async_wait_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [
@@ -471,6 +476,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.wait_all",
                     "id": "cp_async_wait_all",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [
@@ -481,6 +487,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.mbarrier.arrive",
                     "id": "cp_async_mbarrier_arrive",
+                    "spelling": {"head": 3},
                     "qualifiers": [
                         {"name": "noinc", "text": ".noinc", "flag": True},
                         {
@@ -516,6 +523,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk",
                     "id": "cp_async_bulk",
+                    "spelling": {"head": 2, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {
                             "name": "dst",
@@ -758,6 +766,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.prefetch",
                     "id": "cp_async_bulk_prefetch",
+                    "spelling": {"head": 3},
                     "qualifiers": [
                         {"name": "level", "text": ".{}", "values": ["L2"]},
                         {"name": "src", "text": ".{}", "values": ["global"]},
@@ -798,6 +807,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.reduce.async.bulk",
                     "id": "cp_reduce_async_bulk",
+                    "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dst", "text": ".{}", "values": ["shared::cluster", "global"]},
                         {"name": "src", "text": ".{}", "values": ["shared::cta"]},
@@ -971,6 +981,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.commit_group",
                     "id": "cp_async_bulk_commit_group",
+                    "spelling": {"head": 2},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
@@ -979,6 +990,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.wait_group",
                     "id": "cp_async_bulk_wait_group",
+                    "spelling": {"head": 3},
                     "qualifiers": [{"name": "read", "text": ".read", "flag": True}],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
@@ -994,6 +1006,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.tensor",
                     "id": "cp_async_bulk_tensor",
+                    "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {
@@ -1499,6 +1512,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk.prefetch.tensor",
                     "id": "cp_async_bulk_prefetch_tensor",
+                    "spelling": {"head": 4},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {"name": "level", "text": ".{}", "values": ["L2"]},
@@ -1746,6 +1760,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.reduce.async.bulk.tensor",
                     "id": "cp_reduce_async_bulk_tensor",
+                    "spelling": {"head": 4, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {"name": "dim", "text": ".{}", "values": ["1d", "2d", "3d", "4d", "5d"]},
                         {"name": "dst", "text": ".{}", "values": ["global"]},
@@ -1938,6 +1953,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence",
                     "id": "fence_thread",
+                    "spelling": {},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2013,6 +2029,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.mbarrier_init",
                     "id": "fence_mbarrier_init",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["release"]},
                         {"name": "scope", "text": ".{}", "values": ["cluster"]},
@@ -2031,6 +2048,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.alias",
                     "id": "fence_alias",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "restrict", "text": ".sync_restrict::{}", "values": ["read"]},
                         {"name": "sem", "text": ".{}", "values": ["release"]},
@@ -2045,6 +2063,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy",
                     "id": "fence_proxy",
+                    "spelling": {"head": 1, "loose": ["proxykind"]},
                     "qualifiers": [
                         {
                             "name": "proxykind",
@@ -2158,6 +2177,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy.tensormap::generic",
                     "id": "fence_proxy_tensormap",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2207,6 +2227,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fence.proxy.async::generic",
                     "id": "fence_proxy_async_generic",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2280,6 +2301,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "membar.proxy",
                     "id": "membar_proxy",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "proxykind",
@@ -2311,6 +2333,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "ldmatrix.sync.aligned",
                     "id": "ldmatrix",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n16", "m8n16"]},
                         {
@@ -2452,6 +2475,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "stmatrix.sync.aligned",
                     "id": "stmatrix",
+                    "spelling": {},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8", "m16n8"]},
                         {
@@ -2562,6 +2586,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.init",
                     "id": "mbarrier_init",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "layout",
@@ -2608,6 +2633,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.inval",
                     "id": "mbarrier_inval",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -2635,6 +2661,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.arrive",
                     "id": "mbarrier_arrive",
+                    "spelling": {"head": 1, "fixed": ["op"]},
                     "qualifiers": [
                         {
                             "name": "op",
@@ -2823,6 +2850,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.arrive_drop",
                     "id": "mbarrier_arrive_drop",
+                    "spelling": {"head": 1, "fixed": ["op"]},
                     "qualifiers": [
                         {
                             "name": "op",
@@ -3013,6 +3041,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.expect_tx",
                     "id": "mbarrier_expect_tx",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["relaxed"], "optional": True},
                         {
@@ -3099,6 +3128,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.complete_tx",
                     "id": "mbarrier_complete_tx",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["relaxed"], "optional": True},
                         {
@@ -3185,6 +3215,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.test_wait",
                     "id": "mbarrier_test_wait",
+                    "spelling": {"head": 1, "fixed": ["parity"]},
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
                         {
@@ -3352,6 +3383,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.try_wait",
                     "id": "mbarrier_try_wait",
+                    "spelling": {"head": 1, "fixed": ["parity"]},
                     "qualifiers": [
                         {"name": "parity", "text": ".parity", "flag": True},
                         {
@@ -3514,6 +3546,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.pending_count",
                     "id": "mbarrier_pending_count",
+                    "spelling": {"head": 1},
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b64"]}],
                     "operands": [
                         {"name": "pending", "kind": "register", "io": "out", "type": "b32"},
@@ -3527,6 +3560,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mbarrier.check_layout",
                     "id": "mbarrier_check_layout",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "layout", "text": ".{}", "values": ["layout::v0", "layout::v1"]},
                         {
@@ -3561,6 +3595,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sp.sync.aligned",
                     "id": "mma_sp",
+                    "spelling": {
+                        "ordered": [["alayout", "blayout"], ["dtype", "atype", "btype", "ctype"]],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -3833,6 +3870,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sp::ordered_metadata.sync.aligned",
                     "id": "mma_sp_ordered_metadata",
+                    "spelling": {
+                        "ordered": [
+                            ["alayout", "blayout"],
+                            ["dtype", "atype", "btype", "ctype", "stype"],
+                        ],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -4392,6 +4435,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mma.sync.aligned",
                     "id": "mma_sync",
+                    "spelling": {
+                        "ordered": [
+                            ["alayout", "blayout"],
+                            ["dtype", "atype", "btype", "ctype", "stype"],
+                        ],
+                    },
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -5231,6 +5280,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "setmaxnreg",
                     "id": "setmaxnreg_action",
+                    "spelling": {"fixed": ["action"], "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "action", "text": ".{}", "values": ["inc", "dec"]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -5285,6 +5335,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "barrier.cluster",
                     "id": "barrier_cluster",
+                    "spelling": {"head": 1, "fixed": ["action"]},
                     "qualifiers": [
                         {"name": "action", "text": ".{}", "values": ["arrive", "wait"]},
                         {
@@ -5331,6 +5382,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mapa",
                     "id": "mapa_address",
+                    "spelling": {},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -5373,6 +5425,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "barrier",
                     "id": "barrier_named",
+                    "spelling": {"fixed": ["cta", {"qualifier": "action", "values": ["arrive"]}]},
+                    "alias_names": [{"name": "bar", "sets": {"aligned": True}}],
                     "qualifiers": [
                         {"name": "cta", "text": ".cta", "flag": True},
                         {"name": "action", "text": ".{}", "values": ["sync", "arrive"]},
@@ -5441,6 +5495,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.mma",
                     "id": "tcgen05_mma",
+                    "spelling": {"head": 1, "fixed": ["ws"]},
                     "qualifiers": [
                         {"name": "ws", "text": ".ws", "flag": True},
                         {"name": "sp", "text": ".sp", "flag": True},
@@ -6231,6 +6286,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.alloc",
                     "id": "tcgen05_alloc",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "exclusive", "text": ".exclusive", "flag": True},
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
@@ -6289,6 +6345,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.dealloc",
                     "id": "tcgen05_dealloc",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "exclusive", "text": ".exclusive", "flag": True},
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
@@ -6367,6 +6424,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.relinquish_alloc_permit",
                     "id": "tcgen05_relinquish_alloc_permit",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -6390,6 +6448,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.sync.aligned",
                     "id": "tcgen05_ld",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -6481,6 +6540,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.red.sync.aligned",
                     "id": "tcgen05_ld_red",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["32x32b", "16x32bx2"]},
                         {"name": "num", "text": ".x{}", "values": [1, 2, 4, 8, 16, 32, 64, 128]},
@@ -6569,6 +6629,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.ld.red.spcompress.sync.aligned",
                     "id": "tcgen05_ld_red_spcompress",
+                    "spelling": {"head": 3, "ordered": [["type", "meta_type"]]},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["32x32b"]},
                         {"name": "num", "text": ".x{}", "values": [4, 8, 16, 32, 64, 128]},
@@ -6627,6 +6688,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.st.sync.aligned",
                     "id": "tcgen05_st",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "shape",
@@ -6717,6 +6779,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.wait",
                     "id": "tcgen05_wait",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "op", "text": "::{}", "values": ["ld", "st"]},
                         {"name": "sync_aligned", "text": ".{}", "values": ["sync.aligned"]},
@@ -6775,6 +6838,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.cp",
                     "id": "tcgen05_cp",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {
@@ -6858,6 +6922,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.shift",
                     "id": "tcgen05_shift",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {"name": "direction", "text": ".{}", "values": ["down"]},
@@ -6900,6 +6965,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tcgen05.commit",
                     "id": "tcgen05_commit",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "cta_group", "text": ".cta_group::{}", "values": [1, 2]},
                         {
@@ -7086,6 +7152,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tensormap.replace",
                     "id": "tensormap_replace",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["tile"]},
                         {
@@ -7276,6 +7343,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tensormap.cp_fenceproxy",
                     "id": "tensormap_cp_fenceproxy",
+                    "spelling": {"head": 1, "loose": ["sync_aligned"]},
                     "qualifiers": [
                         {"name": "spaces", "text": ".{}", "values": ["global.shared::cta"]},
                         {"name": "proxy", "text": ".{}", "values": ["tensormap::generic"]},
@@ -7318,6 +7386,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.mma_async.sync.aligned",
                     "id": "wgmma_mma_async",
+                    "spelling": {"head": 1, "ordered": [["dtype", "atype", "btype"]]},
                     "qualifiers": [
                         {
                             "name": "n",
@@ -7568,6 +7637,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.mma_async.sp.sync.aligned",
                     "id": "wgmma_mma_async_sp",
+                    "spelling": {"head": 1, "ordered": [["dtype", "atype", "btype"]]},
                     "qualifiers": [
                         {
                             "name": "n",
@@ -7780,6 +7850,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.fence.sync.aligned",
                     "id": "wgmma_fence",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],
@@ -7788,6 +7859,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.commit_group.sync.aligned",
                     "id": "wgmma_commit_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],
@@ -7796,6 +7868,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "wgmma.wait_group.sync.aligned",
                     "id": "wgmma_wait_group",
+                    "spelling": {"head": 1},
                     "qualifiers": [],
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "wgmma", "when": {}, "targets": ["sm_90a"], "since": "8.0"}],

@@ -28,6 +28,7 @@ from operator import itemgetter
 from typing import Any
 
 from ptxgen.errors import printable
+from ptxgen.model.spelling import AliasName, Spelling, reorder
 from ptxgen.model.targets import Targets, build_targets, memoized
 from ptxgen.spec_util import FALSE as FALSE
 from ptxgen.spec_util import NONE as NONE
@@ -635,6 +636,8 @@ class Instruction:
     targets: Targets | None = field(default=None, compare=False, repr=False)
     descriptor_rules: tuple[DescriptorRule, ...] = ()
     deviations: tuple[Gate, ...] = ()
+    spelling: Spelling | None = None  # the written orders ptxas reads besides the ISA's
+    alias_names: tuple[AliasName, ...] = ()  # other names of it (bar for barrier...aligned)
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} ({self.spec_file or 'embedded'})>"
@@ -1165,6 +1168,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         memory_reason=" ".join(clob.get("memory", "").split()),
         provenance=prov(raw), spec_file=spec_file, seed_syntax=seed_syntax,
         examples=tuple(raw.get("examples", ())), targets=targets,
+        spelling=Spelling.build(raw.get("spelling")),
+        alias_names=tuple(AliasName.build(a, raw["name"]) for a in raw.get("alias_names", ())),
         descriptor_rules=tuple(
             DescriptorRule(r["id"], r["operand"], Condition.build(r["when"]),
                            tuple((k, tuple(norm(v) for v in vs))
@@ -1268,6 +1273,9 @@ class Lookup:
     instruction: Instruction | None
     forms: tuple[Form, ...]
     problems: tuple[str, ...]
+    #: the ISA's spelling of the opcode when it was written otherwise (another order of
+    #: its qualifiers ptxas reads, or another name of the instruction: ``bar.sync``)
+    isa_opcode: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -1289,11 +1297,29 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
     """The valid forms written ``opcode`` (one per operand variant), or why there are none.
 
     Reads the qualifiers back from the text and checks every operand variant
-    against the rules directly, so it does not enumerate the instruction.
+    against the rules directly, so it does not enumerate the instruction. An opcode
+    written in another order ptxas reads (the instruction's ``spelling``) or with another
+    name of the instruction (``alias_names``) is the form of its ISA spelling, which the
+    answer's ``isa_opcode`` names.
     """
     if len(opcode) > MAX_OPCODE_CHARS:  # refused before any work
         return Lookup(opcode, None, (), (f"{len(opcode):,} characters long; no instruction "
                                          f"form is longer than {MAX_OPCODE_CHARS:,}",))
+    found = _lookup_isa(iset, opcode)
+    if found.valid:
+        return found
+    other = _lookup_spelled(iset, opcode)
+    if other is not None:
+        return other
+    if found.instruction is None:
+        alias = _alias_problem(iset, opcode)
+        if alias is not None:
+            return alias
+    return found
+
+
+def _lookup_isa(iset: InstructionSet, opcode: str) -> Lookup:
+    """:func:`lookup` of the ISA's spelling only."""
     cands = iset.for_opcode(opcode)
     if not cands:
         names = sorted(i.name for i in iset.instructions)
@@ -1306,17 +1332,75 @@ def lookup(iset: InstructionSet, opcode: str) -> Lookup:
                                          f"; known: {known}",))
     problems: list[str] = []
     for ins in cands:
-        parses, _, _ = ins.parse_opcode(opcode)
-        forms = []
-        for qual in parses:
-            for variant in _variants(ins, qual):
-                params = {**qual, **variant}
-                if ins.is_valid(params):
-                    forms.append(Form(ins, tuple((n, params[n]) for n in ins.param_names)))
+        forms = _forms_of(ins, ins.parse_opcode(opcode)[0])
         if forms:
             return Lookup(opcode, ins, tuple(forms), ())
         problems.extend(explain(ins, opcode))
     return Lookup(opcode, cands[0], (), tuple(problems))
+
+
+def _forms_of(ins: Instruction, parses: Iterable[Mapping[str, str]]) -> list[Form]:
+    forms = []
+    for qual in parses:
+        for variant in _variants(ins, qual):
+            params = {**qual, **variant}
+            if ins.is_valid(params):
+                forms.append(Form(ins, tuple((n, params[n]) for n in ins.param_names)))
+    return forms
+
+
+def _spelled(iset: InstructionSet, opcode: str) -> Iterator[tuple[Instruction, str,
+                                                                   tuple[tuple[str, str], ...]]]:
+    """(instruction, the ISA's order of ``opcode``, qualifiers an alias name sets) for every
+    reading of ``opcode`` through another name or another order ptxas reads."""
+    if len(opcode) > 400:
+        return
+    for ins in iset.instructions:
+        texts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+        for a in ins.alias_names:
+            if opcode == a.name or opcode.startswith((a.name + ".", a.name + "::")):
+                texts.append((a.replaces + opcode[len(a.name):], a.sets))
+        if ins.spelling is not None:
+            texts.append((opcode, ()))
+        for text, sets in texts:
+            if ins.spelling is not None:
+                cands = [text, *reorder(text, ins.name, ins.qualifiers, ins.spelling)]
+            else:
+                cands = [text]
+            for cand in cands:
+                if cand != opcode or sets:
+                    yield ins, cand, sets
+
+
+def _lookup_spelled(iset: InstructionSet, opcode: str) -> Lookup | None:
+    """The forms of ``opcode`` read through :func:`_spelled`, or None."""
+    for ins, text, sets in _spelled(iset, opcode):
+        parses = [p for p in ins.parse_opcode(text)[0]
+                  if all(p.get(k) in (FALSE, NONE) for k, _ in sets)]
+        forms = _forms_of(ins, [{**p, **dict(sets)} for p in parses])
+        if forms:
+            return Lookup(opcode, ins, tuple(forms), (), forms[0].opcode)
+    return None
+
+
+def _alias_problem(iset: InstructionSet, opcode: str) -> Lookup | None:
+    """Why an opcode written with another name of an instruction is not a form of it."""
+    for ins in iset.instructions:
+        for a in ins.alias_names:
+            if opcode == a.name or opcode.startswith((a.name + ".", a.name + "::")):
+                text = a.replaces + opcode[len(a.name):]
+                written = [k for k, _ in a.sets if any(p.get(k) not in (FALSE, NONE)
+                                                       for p in ins.parse_opcode(text)[0])]
+                if written:
+                    why = [f"{a.name} is {a.replaces} with {', '.join(written)} set; "
+                           f"it is not written"]
+                else:
+                    why = [f"{a.name} is {a.replaces} with "
+                           + ", ".join(f"{k} = {v}" for k, v in a.sets) + ": "
+                           + "; ".join(explain(ins, text)
+                                       or [f"{text}: not a valid form"])]
+                return Lookup(opcode, ins, (), tuple(why))
+    return None
 
 
 def _closest_instruction(iset: InstructionSet, opcode: str) -> str:

@@ -313,6 +313,7 @@ class _InstrChecker(_Checker):
                 if dname not in qual_domains or dname == q["name"]:
                     self.err(base + ("qualifiers", i, "derived", j),
                              f"{dname!r} is not another qualifier")
+        self.spelling(base, raw, qual_domains)
         gate_ids = {g["id"] for g in raw.get("gates", [])}
         for i, dev in enumerate(raw.get("deviations", [])):
             for k, gid in enumerate(dev.get("replaces", [])):
@@ -384,6 +385,32 @@ class _InstrChecker(_Checker):
             self.provenance(p + ("provenance",), r.get("provenance"))
             for key in ("targets", "except_targets"):
                 self.selectors(p + (key,), r.get(key, []))
+
+    def spelling(self, base: Path_, raw: Mapping[str, Any],
+                 qual_domains: Mapping[str, tuple[str, ...]]) -> None:
+        """The qualifiers ``spelling`` names exist (with the values it names); the sets of
+        ``alias_names`` name qualifiers and their values."""
+        sp = raw.get("spelling", {})
+        p = base + ("spelling",)
+        named: list[tuple[Path_, str, list[Any]]] = []
+        for j, item in enumerate(sp.get("fixed", [])):
+            if isinstance(item, str):
+                named.append((p + ("fixed", j), item, []))
+            else:
+                named.append((p + ("fixed", j, "qualifier"), item["qualifier"], item["values"]))
+        for j, group in enumerate(sp.get("ordered", [])):
+            named += [(p + ("ordered", j, k), q, []) for k, q in enumerate(group)]
+        named += [(p + ("loose", j), q, []) for j, q in enumerate(sp.get("loose", []))]
+        for j, alias in enumerate(raw.get("alias_names", [])):
+            named += [(base + ("alias_names", j, "sets", q), q, [v])
+                      for q, v in alias.get("sets", {}).items()]
+        for where, q, values in named:
+            if q not in qual_domains:
+                self.err(where, f"{q!r} is not a qualifier of this instruction")
+                continue
+            for v in values:
+                if norm(v) not in qual_domains[q]:
+                    self.err(where, f"{v!r} is not a value of {q}")
 
     def qualifier(self, p: Path_, q: Mapping[str, Any],
                   domains: dict[str, tuple[str, ...]]) -> None:

@@ -86,6 +86,7 @@ from typing import Any
 from ptxgen import escape
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
+from ptxgen.model.calls import wrapper_name
 from ptxgen.model.descriptors import progressions, values_text
 from ptxgen.model.instructions import (
     FALSE,
@@ -107,7 +108,7 @@ from ptxgen.model.instructions import (
 )
 from ptxgen.model.selection import selects
 from ptxgen.model.targets import Targets
-from ptxgen.names import assert_not_reserved, camel, identifier_problem
+from ptxgen.names import assert_not_reserved, camel, enum_member
 
 OUT = "include/ptxgen/ptx"
 NS = "ptxgen::ptx"
@@ -145,10 +146,7 @@ def member_ident(q: Qualifier, value: str) -> str:
 
 @cache
 def _member_ident(qualifier: str, value: str) -> str:
-    ident = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", value))
-    if ident[:1].isdigit() or identifier_problem(ident):
-        ident = f"{qualifier}_{ident}"
-    return escape.ident(ident)
+    return escape.ident(enum_member(qualifier, value))
 
 
 def enum_name(ins: Instruction, q: Qualifier) -> str:
@@ -761,9 +759,7 @@ class _Wrapper:
         variant = dict(first.variant)
         fixed = {**self.fixed, **variant}
         cond = _Cond(ins, fixed, self.exprs)
-        suffix = "".join(a.suffix for o in ins.operands if o.choice
-                         for a in o.choice if a.name == variant.get(o.name))
-        name = escape.ident(self.w.name + suffix)
+        name = wrapper_name(first, self.w)
         params, imm_params, asserts = [], [], []
         gated: list[tuple[Any, str]] = []  # (operand with value gates, its gate-number call)
         rets: list[tuple[str, str, str]] = []  # returned outputs: type, local type, name
@@ -1986,9 +1982,6 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
         order = [q for q in sorted(wr.free, key=lambda q: q.optional)]
         values = _Cond(ins, {}, {})
         for f in wr.forms:
-            variant = dict(f.variant)
-            suffix = "".join(a.suffix for o in ins.operands if o.choice
-                             for a in o.choice if a.name == variant.get(o.name))
             targs = [values.value(q, f.params[q.name]) for q in order]
             targs = [f"{NS}::{a}" if "::" in a else a for a in targs]
             ops = []
@@ -2007,7 +2000,7 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
                             "io": wr.io(u.name), "values": u.values,
                             "elements": [v for _, v in u.elements]})
             assert ins.targets is not None
-            out[f.key] = {"function": f"{NS}::{escape.ident(w.name + suffix)}",
+            out[f.key] = {"function": f"{NS}::{wrapper_name(f, w)}",
                           "template_args": targs, "operands": ops, "opcode": f.opcode,
                           "form": f, "error": error_name(w, ins.targets, f.support.targets,
                                                          f.support.since),
