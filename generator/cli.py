@@ -794,8 +794,8 @@ def _scan(args: Any) -> int:
     import json
     import os
 
-    from ptxgen.scan.reader import read_paths
     from ptxgen.scan.report import report, summary_text
+    from ptxgen.source import read_paths
 
     for p in args.paths:
         if not os.path.exists(p):

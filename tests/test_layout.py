@@ -20,7 +20,7 @@ PACKAGE = ROOT / "generator"
 # earlier one. Keys are module names below ``ptxgen`` (a package stands for all of its
 # modules); every module of the package must be in exactly one stage.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "names", "escape", "spec_util")),
+    ("base", ("errors", "names", "escape", "spec_util", "source")),
     ("load", ("load", "cache")),
     ("validate", ("validate",)),
     ("model", ("model",)),

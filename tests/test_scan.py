@@ -11,8 +11,8 @@ import sys
 
 from conftest import ROOT
 from ptxgen.isa import ptx
-from ptxgen.scan.reader import read_paths, read_source
 from ptxgen.scan.report import report
+from ptxgen.source import read_paths, read_source
 
 FIXTURE = ROOT / "tests" / "fixtures" / "scan"
 

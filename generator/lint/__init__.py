@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxgen.lint.check import Checker, Counts, Finding, counts_text
+from ptxgen.source import SOURCE_SUFFIXES
 
 PTX_SUFFIXES = (".ptx",)
-SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx",
-                   ".inl", ".ipp", ".tcc")
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
@@ -55,8 +54,8 @@ def files_of(paths: list[str]) -> list[Path]:
 def lint(paths: list[str], target: str | None = None, version: str | None = None,
          toolkit: str | None = None) -> Report:
     from ptxgen.isa import ptx
-    from ptxgen.lint.cuda import asm_blocks
     from ptxgen.lint.ptxtext import read
+    from ptxgen.source import read_source
 
     iset = ptx.instruction_set()
     _check_args(iset, target, version, toolkit)
@@ -68,7 +67,8 @@ def lint(paths: list[str], target: str | None = None, version: str | None = None
         except OSError as exc:
             raise LintError(f"{path}: cannot read: {exc.strerror}") from None
         if path.suffix in SOURCE_SUFFIXES:
-            found, counts = checker.check_source(os.fspath(path), asm_blocks(text), target,
+            found, counts = checker.check_source(os.fspath(path),
+                                                 read_source(text, os.fspath(path)), target,
                                                  version)
         else:
             found, counts = checker.check(os.fspath(path), read(text), target, version)

@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptxgen.lint.cuda import Block
 from ptxgen.lint.guards import allowed
 from ptxgen.lint.knownbits import Known, Values, parse_int
-from ptxgen.lint.ptxtext import Module, Statement, read, split_operands
+from ptxgen.lint.ptxtext import Module, Statement, split_operands
 from ptxgen.model.instructions import Form, InstructionSet, Lookup, OperandUse, lookup
+from ptxgen.source import Statement as SourceStatement
 
 
 @dataclass(frozen=True)
@@ -131,59 +131,62 @@ class Checker:
                                                  v, counts))
         return out, counts
 
-    def check_source(self, path: str, blocks: list[Block], target: str | None,
+    def check_source(self, path: str, statements: list[SourceStatement], target: str | None,
                      version: str | None) -> tuple[list[Finding], Counts]:
-        """The findings of the inline asm ``blocks`` of one source. Each block's PTX is
-        checked as a form wherever its ``#if`` branch may be compiled; its support on
-        ``target`` (at ``version``, default the newest) where the guard surely compiles it
-        there, and without ``target``, whether any target the guard allows supports it."""
+        """The findings of the inline asm ``statements`` of one source (as
+        :func:`ptxgen.source.read_source` reads them). Each is checked as a form wherever
+        its ``#if`` branch may be compiled; its support on ``target`` (at ``version``,
+        default the newest) where the guard surely compiles it there, and without
+        ``target``, whether any target the guard allows supports it."""
         out: list[Finding] = []
         counts = Counts()
         v = version or self.targets.newest
-        for block in blocks:
-            allows = self._allows.get(block.guard)
+        blocks: dict[int, list[Statement]] = {}
+        guards: dict[int, tuple[str, ...]] = {}
+        for s in statements:
+            if s.is_glue:
+                continue
+            blocks.setdefault(s.block, []).append(Statement(s.line, s.col, s.opcode,
+                                                            s.operands))
+            guards[s.block] = s.guard
+        for number, block in blocks.items():
+            guard = guards[number]
+            allows = self._allows.get(guard)
             if allows is None:
-                allows = self._allows[block.guard] = {t: allowed(block.guard, t)
-                                                      for t in self.targets.names}
+                allows = self._allows[guard] = {t: allowed(guard, t)
+                                                for t in self.targets.names}
             if not any(a is not False for a in allows.values()):
                 continue  # a host-only or dead branch
-            module = read(_WRAP + block.template + "\n}\n")
-            for fn in module.functions:
-                values: Values | None = None
-                for st in fn.statements:
-                    line, col = _source_position(block, st)
-                    counts.instructions += 1
-                    head = st.opcode.split(".", 1)[0]
-                    if head not in self._heads or not self._candidates(st.opcode):
-                        f = self._misspelt(path, st) if head in self._heads else None
-                        if f is None:
-                            counts.skipped += 1
-                            counts.skipped_opcodes[head] = counts.skipped_opcodes.get(
-                                head, 0) + 1
-                        else:
-                            out.append(_moved(f, line, col))
-                        continue
-                    counts.checked += 1
-                    found = self.lookup(st.opcode)
-                    if not found.valid:
-                        out.append(Finding(path, line, col, "form",
-                                           f"{st.opcode}: not a valid form: "
-                                           + "; ".join(found.problems), _closest(found)))
-                        continue
-                    if target is not None:
-                        if allows.get(target) is True:
-                            f = self._support(path, st, found, target, v)
-                            if f is not None:
-                                out.append(_moved(f, line, col))
+            values: Values | None = None
+            for st in block:
+                counts.instructions += 1
+                head = st.opcode.split(".", 1)[0]
+                if head not in self._heads or not self._candidates(st.opcode):
+                    f = self._misspelt(path, st) if head in self._heads else None
+                    if f is None:
+                        counts.skipped += 1
+                        counts.skipped_opcodes[head] = counts.skipped_opcodes.get(head, 0) + 1
                     else:
-                        f = self._guarded_support(path, st, found, allows, v)
-                        if f is not None:
-                            out.append(_moved(f, line, col))
-                    if found.instruction is not None and found.instruction.descriptor_links:
-                        if values is None:
-                            values = Values(fn.statements)
-                        out.extend(_moved(f, line, col) for f in self._descriptors(
-                            path, st, found, values, target, v, counts))
+                        out.append(f)
+                    continue
+                counts.checked += 1
+                found = self.lookup(st.opcode)
+                if not found.valid:
+                    out.append(Finding(path, st.line, st.col, "form",
+                                       f"{st.opcode}: not a valid form: "
+                                       + "; ".join(found.problems), _closest(found)))
+                    continue
+                if target is not None:
+                    f = (self._support(path, st, found, target, v)
+                         if allows.get(target) is True else None)
+                else:
+                    f = self._guarded_support(path, st, found, allows, v)
+                if f is not None:
+                    out.append(f)
+                if found.instruction is not None and found.instruction.descriptor_links:
+                    if values is None:
+                        values = Values(block)
+                    out.extend(self._descriptors(path, st, found, values, target, v, counts))
         return out, counts
 
     def _guarded_support(self, path: str, st: Statement, found: Lookup,
@@ -333,21 +336,6 @@ class Checker:
         for problem in ins.descriptor_problems(form.params, name, fields, target):
             yield Finding(path, st.line, st.col, "descriptor-rule",
                           f"{st.opcode}: {where}{value}: {problem}", _rule_hint(problem))
-
-
-_WRAP = ".entry asm()\n{\n"
-
-
-def _source_position(block: Block, st: Statement) -> tuple[int, int]:
-    """Where a statement of a block's template stands in the source."""
-    lines = block.template.split("\n")
-    line = st.line - _WRAP.count("\n") - 1
-    offset = sum(len(x) + 1 for x in lines[:max(0, line)]) + st.col - 1
-    return block.position(offset)
-
-
-def _moved(f: Finding, line: int, col: int) -> Finding:
-    return Finding(f.file, line, col, f.rule, f.message, f.valid)
 
 
 def operand_texts(form: Form, operands: tuple[str, ...]) -> dict[str, str] | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ptxgen.model.calls import calls_for
 from ptxgen.model.instructions import InstructionSet, lookup
-from ptxgen.scan.reader import Statement
+from ptxgen.source import Statement
 
 
 @dataclass(frozen=True)
