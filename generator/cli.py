@@ -215,13 +215,17 @@ def _build_parser() -> argparse.ArgumentParser:
     li = sub.add_parser("lint", help="check PTX files against the spec: forms, support on "
                                      "their target and version, descriptor values (exit 0 "
                                      "clean, 1 findings, 2 error)")
-    li.add_argument("paths", nargs="+", metavar="PATH", help="PTX files, or folders of them")
+    li.add_argument("paths", nargs="+", metavar="PATH", help="PTX files and CUDA / C++ "
+                    "sources, or folders of them")
     li.add_argument("--target", metavar="T", help="check for this target instead of each "
                     "module's .target")
     li.add_argument("--ptx-isa", dest="ptx_isa", metavar="X.Y",
                     help="check at this PTX ISA version instead of each module's .version")
     li.add_argument("--toolkit", metavar="CUDA", help="as this CUDA toolkit's ptxas (the "
                     "spec's recorded deviations apply)")
+    li.add_argument("--suggest", action="store_true", help="also print, for every valid "
+                    "statement, the ptxgen C++ wrapper call and Python builder call that "
+                    "replace it")
     json_arg(li, "the findings and counts")
     return p
 
@@ -783,7 +787,7 @@ def _lint(args: Any) -> int:
     from ptxgen.lint import LintError, lint, render
 
     try:
-        report = lint(args.paths, args.target, args.ptx_isa, args.toolkit)
+        report = lint(args.paths, args.target, args.ptx_isa, args.toolkit, args.suggest)
     except LintError as exc:
         raise UsageError(str(exc)) from None
     print(render(report, args.json))

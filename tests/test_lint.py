@@ -346,3 +346,20 @@ def test_sm107a_sparsity_version(tmp_path: Path) -> None:
     assert _findings(_fixture(tmp_path, body, "sm_100a", "9.4")) == []
     v1 = _fixture(tmp_path, body.replace(f"{word};", f"{word | 1 << 12};"), "sm_107a", "9.4")
     assert _findings(v1) == []
+
+
+def test_suggest_names_the_wrapper_and_builder(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text(SOURCE)
+    _, report = lint(str(src), "--suggest")
+    by_line = {(s["line"], s["col"]): s for s in report["suggestions"]}
+    mma = by_line[(5, 17)]
+    assert mma["opcode"] == "tcgen05.mma.cta_group::1.kind::f16"
+    assert mma["cpp"].startswith("ptxgen::ptx::tcgen05_mma</*cta_group=*/1, "
+                                 "/*kind=*/tcgen05_mma_kind::f16")
+    assert mma["python"].startswith('ptxgen.isa.ptx.tcgen05_mma(cta_group=1, kind="f16"')
+    # the wrappers named are the generated headers' own
+    header = (INCLUDE / "ptxgen" / "ptx" / "tcgen05_mma.device.hpp").read_text()
+    assert "tcgen05_mma(" in header
+    # invalid statements get a finding, not a suggestion
+    assert (9, 17) not in by_line and (13, 8) not in by_line

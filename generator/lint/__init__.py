@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptxgen.lint.check import Checker, Counts, Finding, counts_text
+from ptxgen.lint.check import Checker, Counts, Finding, Suggestion, counts_text
 from ptxgen.source import SOURCE_SUFFIXES
 
 PTX_SUFFIXES = (".ptx",)
@@ -28,6 +28,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     counts: Counts = field(default_factory=Counts)
     files: int = 0
+    suggestions: list[Suggestion] | None = None  # with --suggest
 
     @property
     def exit_code(self) -> int:
@@ -52,15 +53,15 @@ def files_of(paths: list[str]) -> list[Path]:
 
 
 def lint(paths: list[str], target: str | None = None, version: str | None = None,
-         toolkit: str | None = None) -> Report:
+         toolkit: str | None = None, suggest: bool = False) -> Report:
     from ptxgen.isa import ptx
     from ptxgen.lint.ptxtext import read
     from ptxgen.source import read_source
 
     iset = ptx.instruction_set()
     _check_args(iset, target, version, toolkit)
-    checker = Checker(iset, toolkit)
-    report = Report()
+    checker = Checker(iset, toolkit, suggest)
+    report = Report(suggestions=checker.suggestions)
     for path in files_of(paths):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -103,14 +104,17 @@ def _check_args(iset: object, target: str | None, version: str | None,
 def render(report: Report, as_json: bool) -> str:
     if as_json:
         c = report.counts
+        extra = ({"suggestions": [s.as_json() for s in report.suggestions]}
+                 if report.suggestions is not None else {})
         return json.dumps({
-            "findings": [f.as_json() for f in report.findings],
+            "findings": [f.as_json() for f in report.findings], **extra,
             "summary": {"files": report.files, "instructions": c.instructions,
                         "checked": c.checked, "skipped": c.skipped,
                         "descriptors": c.descriptors, "findings": len(report.findings),
                         "skipped_by_family": dict(sorted(c.skipped_opcodes.items()))},
         }, indent=2)
     lines = [f.text() for f in report.findings]
+    lines += [s.text() for s in report.suggestions or ()]
     lines.append(f"{len(report.findings)} finding(s); "
                  + counts_text(report.counts, report.files))
     return "\n".join(lines)

@@ -47,6 +47,26 @@ class Finding:
                 "message": self.message, "valid": self.valid}
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """The ptxgen call that replaces one statement (``lint --suggest``)."""
+
+    file: str
+    line: int
+    col: int
+    opcode: str
+    cpp: str
+    python: str
+
+    def text(self) -> str:
+        return (f"{self.file}:{self.line}:{self.col}: {self.opcode}: C++ {self.cpp}\n"
+                f"{self.file}:{self.line}:{self.col}: {self.opcode}: Python {self.python}")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "col": self.col, "opcode": self.opcode,
+                "cpp": self.cpp, "python": self.python}
+
+
 @dataclass
 class Counts:
     instructions: int = 0
@@ -67,8 +87,11 @@ class Counts:
 class Checker:
     """Checks modules against one instruction set; lookups are kept across modules."""
 
-    def __init__(self, iset: InstructionSet, toolkit: str | None = None) -> None:
+    def __init__(self, iset: InstructionSet, toolkit: str | None = None,
+                 suggest: bool = False) -> None:
         self.iset = iset
+        #: with ``suggest``, the ptxgen call of every valid statement, in order
+        self.suggestions: list[Suggestion] | None = [] if suggest else None
         self.toolkit = toolkit
         self.targets = iset.targets if toolkit is None else iset.targets.for_toolkit(toolkit)
         self._lookups: dict[str, Lookup] = {}
@@ -120,6 +143,7 @@ class Checker:
                                        f"{st.opcode}: not a valid form: "
                                        + "; ".join(found.problems), _closest(found)))
                     continue
+                self._suggest(path, st, found)
                 if t_ok and t is not None and v is not None:
                     f = self._support(path, st, found, t, v)
                     if f is not None:
@@ -176,6 +200,7 @@ class Checker:
                                        f"{st.opcode}: not a valid form: "
                                        + "; ".join(found.problems), _closest(found)))
                     continue
+                self._suggest(path, st, found)
                 if target is not None:
                     f = (self._support(path, st, found, target, v)
                          if allows.get(target) is True else None)
@@ -188,6 +213,18 @@ class Checker:
                         values = Values(block)
                     out.extend(self._descriptors(path, st, found, values, target, v, counts))
         return out, counts
+
+    def _suggest(self, path: str, st: Statement, found: Lookup) -> None:
+        if self.suggestions is None:
+            return
+        from ptxgen.model.calls import calls_for
+
+        form = next((f for f in found.forms if operand_texts(f, st.operands) is not None),
+                    found.forms[0])
+        calls = calls_for(form)
+        if calls is not None:
+            self.suggestions.append(Suggestion(path, st.line, st.col, st.opcode, calls.cpp,
+                                               calls.python))
 
     def _guarded_support(self, path: str, st: Statement, found: Lookup,
                          allows: dict[str, bool | None], version: str) -> Finding | None:
@@ -434,4 +471,4 @@ def counts_text(c: Counts, files: int) -> str:
             "with known bits")
 
 
-__all__ = ["Checker", "Counts", "Finding", "counts_text", "operand_texts"]
+__all__ = ["Checker", "Counts", "Finding", "Suggestion", "counts_text", "operand_texts"]
