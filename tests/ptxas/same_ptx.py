@@ -372,6 +372,27 @@ CASES = [
          '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[0] = c;\n'
          '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[1] = c;\n'
          '    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(c)); out64[2] = c;'),
+    # Issue 26: ld / st / atom / red with memory orders and scopes (a release/acquire
+    # handoff, a relaxed counter and a reduction), generic and .global addresses.
+    Case("ld.acquire (st.release, atom, red)", "sm_90",
+         "const std::uint32_t* flag, std::uint32_t* data, std::uint32_t* cnt, float* sum",
+         "namespace px = ptxgen::ptx;\n"
+         "    const std::uint32_t f = px::ld_acquire<px::load_type::u32, px::load_scope::gpu,\n"
+         "        px::load_space::space_global>(flag);\n"
+         "    px::st_release<px::store_type::u32, px::store_scope::sys>(data, f);\n"
+         "    const std::uint32_t old = px::atom<px::atom_scalar_op::add, px::atom_scalar_type::u32,\n"
+         "        px::atom_scalar_sem::relaxed, px::atom_scalar_scope::gpu,\n"
+         "        px::atom_scalar_space::space_global>(cnt, 1u);\n"
+         "    px::red<px::red_scalar_op::add, px::red_scalar_type::f32, px::red_scalar_sem::none,\n"
+         "        px::red_scalar_scope::none, px::red_scalar_space::space_global>(sum, 1.0f);\n"
+         "    data[1] = old;",
+         "std::uint32_t f, old;\n"
+         '    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag) : "memory");\n'
+         '    asm volatile("st.release.sys.u32 [%0], %1;" :: "l"(data), "r"(f) : "memory");\n'
+         '    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"\n'
+         '                 : "=r"(old) : "l"(cnt), "r"(1u) : "memory");\n'
+         '    asm volatile("red.global.add.f32 [%0], %1;" :: "l"(sum), "f"(1.0f) : "memory");\n'
+         "    data[1] = old;"),
 ]
 
 
