@@ -380,14 +380,16 @@ CASES = [
          "    const std::uint32_t f = px::ld_acquire<px::load_type::u32, px::load_scope::gpu,\n"
          "        px::load_space::space_global>(flag);\n"
          "    px::st_release<px::store_type::u32, px::store_scope::sys>(data, f);\n"
-         "    const std::uint32_t old = px::atom<px::atom_scalar_op::add, px::atom_scalar_type::u32,\n"
-         "        px::atom_scalar_sem::relaxed, px::atom_scalar_scope::gpu,\n"
+         "    const std::uint32_t old = px::atom<px::atom_scalar_op::add,\n"
+         "        px::atom_scalar_type::u32, px::atom_scalar_sem::relaxed,\n"
+         "        px::atom_scalar_scope::gpu,\n"
          "        px::atom_scalar_space::space_global>(cnt, 1u);\n"
          "    px::red<px::red_scalar_op::add, px::red_scalar_type::f32, px::red_scalar_sem::none,\n"
          "        px::red_scalar_scope::none, px::red_scalar_space::space_global>(sum, 1.0f);\n"
          "    data[1] = old;",
          "std::uint32_t f, old;\n"
-         '    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag) : "memory");\n'
+         '    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"\n'
+         '                 : "=r"(f) : "l"(flag) : "memory");\n'
          '    asm volatile("st.release.sys.u32 [%0], %1;" :: "l"(data), "r"(f) : "memory");\n'
          '    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"\n'
          '                 : "=r"(old) : "l"(cnt), "r"(1u) : "memory");\n'
