@@ -353,6 +353,48 @@ CASES = [
          '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
          '    asm volatile("cp.async.wait_group %0;" :: "n"(0) : "memory");\n'
          "    *out = buf[0];"),
+    # Issue 26: the special registers, one function each (the clock is read twice: asm
+    # volatile keeps both reads).
+    Case("mov (special registers)", "sm_90",
+         "std::uint32_t* out, std::uint64_t* out64",
+         "out[0] = ptxgen::ptx::smid(); out[1] = ptxgen::ptx::laneid();\n"
+         "    out[2] = ptxgen::ptx::cluster_ctarank(); out[3] = ptxgen::ptx::tid_x();\n"
+         "    out[4] = ptxgen::ptx::is_explicit_cluster() ? 1u : 0u;\n"
+         "    out64[0] = ptxgen::ptx::clock64(); out64[1] = ptxgen::ptx::clock64();\n"
+         "    out64[2] = ptxgen::ptx::globaltimer();",
+         "std::uint32_t r; std::uint64_t c;\n"
+         '    asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); out[0] = r;\n'
+         '    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); out[1] = r;\n'
+         '    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); out[2] = r;\n'
+         '    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r)); out[3] = r;\n'
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\tmov.pred p, %%is_explicit_cluster;"\n'
+         '                 "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(r)); out[4] = r ? 1u : 0u;\n'
+         '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[0] = c;\n'
+         '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[1] = c;\n'
+         '    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(c)); out64[2] = c;'),
+    # Issue 26: ld / st / atom / red with memory orders and scopes (a release/acquire
+    # handoff, a relaxed counter and a reduction), generic and .global addresses.
+    Case("ld.acquire (st.release, atom, red)", "sm_90",
+         "const std::uint32_t* flag, std::uint32_t* data, std::uint32_t* cnt, float* sum",
+         "namespace px = ptxgen::ptx;\n"
+         "    const std::uint32_t f = px::ld_acquire<px::load_type::u32, px::load_scope::gpu,\n"
+         "        px::load_space::space_global>(flag);\n"
+         "    px::st_release<px::store_type::u32, px::store_scope::sys>(data, f);\n"
+         "    const std::uint32_t old = px::atom<px::atom_scalar_op::add,\n"
+         "        px::atom_scalar_type::u32, px::atom_scalar_sem::relaxed,\n"
+         "        px::atom_scalar_scope::gpu,\n"
+         "        px::atom_scalar_space::space_global>(cnt, 1u);\n"
+         "    px::red<px::red_scalar_op::add, px::red_scalar_type::f32, px::red_scalar_sem::none,\n"
+         "        px::red_scalar_scope::none, px::red_scalar_space::space_global>(sum, 1.0f);\n"
+         "    data[1] = old;",
+         "std::uint32_t f, old;\n"
+         '    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"\n'
+         '                 : "=r"(f) : "l"(flag) : "memory");\n'
+         '    asm volatile("st.release.sys.u32 [%0], %1;" :: "l"(data), "r"(f) : "memory");\n'
+         '    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"\n'
+         '                 : "=r"(old) : "l"(cnt), "r"(1u) : "memory");\n'
+         '    asm volatile("red.global.add.f32 [%0], %1;" :: "l"(sum), "f"(1.0f) : "memory");\n'
+         "    data[1] = old;"),
 ]
 
 
