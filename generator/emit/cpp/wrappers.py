@@ -1279,11 +1279,10 @@ class _Wrapper:
 
     def _statement(self, body: str, pred: str | None, post: str, texts: list[str],
                    out_s: str, in_s: str, f: Form, scratch: str = "") -> str:
-        if pred is not None:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
-                    "\"\\n\\t}\"")
-        if post and pred is not None:
-            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
+        if pred is not None:  # beside predicate outputs (p, q) the input is "pin"
+            reg = "pin" if post else "p"
+            body = (f"\"{{\\n\\t.reg .pred {reg};\\n\\tsetp.ne.b32 {reg}, {pred}, 0;\\n\\t\" "
+                    f"{body} \"\\n\\t}}\"")
         if post:
             regs = ", ".join(r for r in ("p", "q") if r in texts)  # the selp outputs
             decls = (f".reg .pred {regs};\\n\\t" if regs else "") + scratch
@@ -1370,7 +1369,8 @@ class _Wrapper:
                 nxt_in += 1
             elif u.kind == "predicate":
                 pred = f"%{nxt_in}"
-                texts.append("p")
+                texts.append("pin" if any(io_of.get(v.name) == "out" and v.kind == "predicate"
+                                          for v in uses) else "p")
                 ins_.append(f"\"r\"(static_cast<std::uint32_t>({pname}))")
                 nxt_in += 1
             elif spliced:  # text for the slot's "C" operand: '%' and the immediate's position
