@@ -2,11 +2,12 @@
 # spec/instructions/bits.yaml, spec/instructions/clusterlaunchcontrol.yaml,
 # spec/instructions/cp_async.yaml, spec/instructions/cp_async_bulk.yaml,
 # spec/instructions/cp_async_bulk_tensor.yaml, spec/instructions/cvt.yaml,
-# spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/math.yaml,
-# spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
+# spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml,
+# spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
+# spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -4047,6 +4048,890 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "gates": [],
                     "wrappers": [{"name": "stmatrix", "when": {}}],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/logic.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "and",
+                    "id": "and_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [{"id": "and", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "and_b16", "when": {"type": "b16"}},
+                        {"name": "and_b32", "when": {"type": "b32"}},
+                        {"name": "and_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "or",
+                    "id": "or_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [{"id": "or", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "or_b16", "when": {"type": "b16"}},
+                        {"name": "or_b32", "when": {"type": "b32"}},
+                        {"name": "or_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "xor",
+                    "id": "xor_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [{"id": "xor", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "xor_b16", "when": {"type": "b16"}},
+                        {"name": "xor_b32", "when": {"type": "b32"}},
+                        {"name": "xor_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "not",
+                    "id": "not_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                    ],
+                    "gates": [{"id": "not", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "not_b16", "when": {"type": "b16"}},
+                        {"name": "not_b32", "when": {"type": "b32"}},
+                        {"name": "not_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "cnot",
+                    "id": "cnot_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                    ],
+                    "gates": [{"id": "cnot", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "cnot_b16", "when": {"type": "b16"}},
+                        {"name": "cnot_b32", "when": {"type": "b32"}},
+                        {"name": "cnot_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "shl",
+                    "id": "shl_op",
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
+                            },
+                        },
+                        {"name": "b", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [{"id": "shl", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "shl_b16", "when": {"type": "b16"}},
+                        {"name": "shl_b32", "when": {"type": "b32"}},
+                        {"name": "shl_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "shr",
+                    "id": "shr_op",
+                    "qualifiers": [
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                },
+                            },
+                        },
+                        {"name": "b", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [{"id": "shr", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "shr_b16", "when": {"type": "b16"}},
+                        {"name": "shr_b32", "when": {"type": "b32"}},
+                        {"name": "shr_b64", "when": {"type": "b64"}},
+                        {"name": "shr_u16", "when": {"type": "u16"}},
+                        {"name": "shr_u32", "when": {"type": "u32"}},
+                        {"name": "shr_u64", "when": {"type": "u64"}},
+                        {"name": "shr_s16", "when": {"type": "s16"}},
+                        {"name": "shr_s32", "when": {"type": "s32"}},
+                        {"name": "shr_s64", "when": {"type": "s64"}},
+                    ],
+                },
+                {
+                    "name": "shf",
+                    "id": "shf_op",
+                    "qualifiers": [
+                        {"name": "dir", "text": ".{}", "values": ["l", "r"]},
+                        {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
+                        {"name": "type", "text": ".{}", "values": ["b32"]},
+                    ],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {"name": "a", "kind": "register", "type": "b32"},
+                        {"name": "b", "kind": "register", "type": "b32"},
+                        {"name": "c", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [{"id": "shf", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "shf_l", "when": {"dir": "l"}},
+                        {"name": "shf_r", "when": {"dir": "r"}},
+                    ],
+                },
+                {
+                    "name": "popc",
+                    "id": "popc_op",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"b32": "b32", "b64": "b64"}},
+                        },
+                    ],
+                    "gates": [{"id": "popc", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "popc_b32", "when": {"type": "b32"}},
+                        {"name": "popc_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "clz",
+                    "id": "clz_op",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"b32": "b32", "b64": "b64"}},
+                        },
+                    ],
+                    "gates": [{"id": "clz", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "clz_b32", "when": {"type": "b32"}},
+                        {"name": "clz_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "brev",
+                    "id": "brev_op",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {"by": "type", "values": {"b32": "b32", "b64": "b64"}},
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"b32": "b32", "b64": "b64"}},
+                        },
+                    ],
+                    "gates": [{"id": "brev", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "brev_b32", "when": {"type": "b32"}},
+                        {"name": "brev_b64", "when": {"type": "b64"}},
+                    ],
+                },
+                {
+                    "name": "bfind",
+                    "id": "bfind_op",
+                    "qualifiers": [
+                        {"name": "shiftamt", "text": ".shiftamt", "flag": True},
+                        {"name": "type", "text": ".{}", "values": ["u32", "u64", "s32", "s64"]},
+                    ],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"u32": "b32", "u64": "b64", "s32": "s32", "s64": "b64"},
+                            },
+                        },
+                    ],
+                    "gates": [{"id": "bfind", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [{"name": "bfind", "when": {}}],
+                },
+                {
+                    "name": "fns",
+                    "id": "fns_op",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32"]}],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {
+                            "name": "mask",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "base",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "offset",
+                            "kind": "register",
+                            "type": "s32",
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [{"id": "fns", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [{"name": "fns", "when": {}}],
+                },
+                {
+                    "name": "bmsk",
+                    "id": "bmsk_op",
+                    "qualifiers": [
+                        {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
+                        {"name": "type", "text": ".{}", "values": ["b32"]},
+                    ],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {"name": "a", "kind": "register", "type": "b32", "immediate": "allowed"},
+                        {"name": "b", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [
+                        {"id": "bmsk", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "bmsk-version", "when": {}, "targets": ["sm_75+"], "since": "7.6"},
+                    ],
+                    "wrappers": [{"name": "bmsk", "when": {}}],
+                },
+                {
+                    "name": "szext",
+                    "id": "szext_op",
+                    "qualifiers": [
+                        {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
+                        {"name": "type", "text": ".{}", "values": ["u32", "s32"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {"by": "type", "values": {"u32": "b32", "s32": "s32"}},
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {"by": "type", "values": {"u32": "b32", "s32": "s32"}},
+                            "immediate": "allowed",
+                        },
+                        {"name": "b", "kind": "register", "type": "b32", "immediate": "allowed"},
+                    ],
+                    "gates": [
+                        {"id": "szext", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "szext-version", "when": {}, "targets": ["sm_75+"], "since": "7.6"},
+                    ],
+                    "wrappers": [{"name": "szext", "when": {}}],
+                },
+                {
+                    "name": "selp",
+                    "id": "selp_op",
+                    "qualifiers": [
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {"name": "c", "kind": "predicate"},
+                    ],
+                    "gates": [{"id": "selp", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "selp_b16", "when": {"type": "b16"}},
+                        {"name": "selp_b32", "when": {"type": "b32"}},
+                        {"name": "selp_b64", "when": {"type": "b64"}},
+                        {"name": "selp_u16", "when": {"type": "u16"}},
+                        {"name": "selp_u32", "when": {"type": "u32"}},
+                        {"name": "selp_u64", "when": {"type": "u64"}},
+                        {"name": "selp_s16", "when": {"type": "s16"}},
+                        {"name": "selp_s32", "when": {"type": "s32"}},
+                        {"name": "selp_s64", "when": {"type": "s64"}},
+                        {"name": "selp_f32", "when": {"type": "f32"}},
+                        {"name": "selp_f64", "when": {"type": "f64"}},
+                    ],
+                },
+                {
+                    "name": "slct",
+                    "id": "slct_op",
+                    "qualifiers": [
+                        {"name": "ftz", "text": ".ftz", "flag": True},
+                        {
+                            "name": "dtype",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                        {"name": "ctype", "text": ".{}", "values": ["s32", "f32"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "dtype",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "dtype",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "dtype",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "c",
+                            "kind": "register",
+                            "type": {"by": "ctype", "values": {"s32": "s32", "f32": "f32"}},
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "combinations": [
+                        {"id": "s32", "match": {"ftz": False, "ctype": "s32"}},
+                        {"id": "f32", "match": {"ftz": [False, True], "ctype": "f32"}},
+                    ],
+                    "gates": [{"id": "slct", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "slct_b16", "when": {"dtype": "b16"}},
+                        {"name": "slct_b32", "when": {"dtype": "b32"}},
+                        {"name": "slct_b64", "when": {"dtype": "b64"}},
+                        {"name": "slct_u16", "when": {"dtype": "u16"}},
+                        {"name": "slct_u32", "when": {"dtype": "u32"}},
+                        {"name": "slct_u64", "when": {"dtype": "u64"}},
+                        {"name": "slct_s16", "when": {"dtype": "s16"}},
+                        {"name": "slct_s32", "when": {"dtype": "s32"}},
+                        {"name": "slct_s64", "when": {"dtype": "s64"}},
+                        {"name": "slct_f32", "when": {"dtype": "f32"}},
+                        {"name": "slct_f64", "when": {"dtype": "f64"}},
+                    ],
+                },
+                {
+                    "name": "setp",
+                    "id": "setp_op",
+                    "qualifiers": [
+                        {
+                            "name": "cmp",
+                            "text": ".{}",
+                            "values": [
+                                "eq",
+                                "ne",
+                                "lt",
+                                "le",
+                                "gt",
+                                "ge",
+                                "lo",
+                                "ls",
+                                "hi",
+                                "hs",
+                                "equ",
+                                "neu",
+                                "ltu",
+                                "leu",
+                                "gtu",
+                                "geu",
+                                "num",
+                                "nan",
+                            ],
+                        },
+                        {"name": "ftz", "text": ".ftz", "flag": True},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "p", "kind": "predicate", "io": "out"},
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "combinations": [
+                        {
+                            "id": "bits",
+                            "match": {
+                                "cmp": ["eq", "ne"],
+                                "ftz": False,
+                                "type": ["b16", "b32", "b64"],
+                            },
+                        },
+                        {
+                            "id": "unsigned",
+                            "match": {
+                                "cmp": [
+                                    "eq",
+                                    "ne",
+                                    "lt",
+                                    "le",
+                                    "gt",
+                                    "ge",
+                                    "lo",
+                                    "ls",
+                                    "hi",
+                                    "hs",
+                                ],
+                                "ftz": False,
+                                "type": ["u16", "u32", "u64"],
+                            },
+                        },
+                        {
+                            "id": "signed",
+                            "match": {
+                                "cmp": ["eq", "ne", "lt", "le", "gt", "ge"],
+                                "ftz": False,
+                                "type": ["s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "f32",
+                            "match": {
+                                "cmp": [
+                                    "eq",
+                                    "ne",
+                                    "lt",
+                                    "le",
+                                    "gt",
+                                    "ge",
+                                    "equ",
+                                    "neu",
+                                    "ltu",
+                                    "leu",
+                                    "gtu",
+                                    "geu",
+                                    "num",
+                                    "nan",
+                                ],
+                                "ftz": [False, True],
+                                "type": "f32",
+                            },
+                        },
+                        {
+                            "id": "f64",
+                            "match": {
+                                "cmp": [
+                                    "eq",
+                                    "ne",
+                                    "lt",
+                                    "le",
+                                    "gt",
+                                    "ge",
+                                    "equ",
+                                    "neu",
+                                    "ltu",
+                                    "leu",
+                                    "gtu",
+                                    "geu",
+                                    "num",
+                                    "nan",
+                                ],
+                                "ftz": False,
+                                "type": "f64",
+                            },
+                        },
+                    ],
+                    "gates": [{"id": "setp", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "setp_b16", "when": {"type": "b16"}},
+                        {"name": "setp_b32", "when": {"type": "b32"}},
+                        {"name": "setp_b64", "when": {"type": "b64"}},
+                        {"name": "setp_u16", "when": {"type": "u16"}},
+                        {"name": "setp_u32", "when": {"type": "u32"}},
+                        {"name": "setp_u64", "when": {"type": "u64"}},
+                        {"name": "setp_s16", "when": {"type": "s16"}},
+                        {"name": "setp_s32", "when": {"type": "s32"}},
+                        {"name": "setp_s64", "when": {"type": "s64"}},
+                        {"name": "setp_f32", "when": {"type": "f32"}},
+                        {"name": "setp_f64", "when": {"type": "f64"}},
+                    ],
                 },
             ],
         },
@@ -9768,6 +10653,24 @@ FORM_COUNTS: dict[str, int] = {
     "membar_proxy": 1,
     "ldmatrix": 54,
     "stmatrix": 27,
+    "and_op": 3,
+    "or_op": 3,
+    "xor_op": 3,
+    "not_op": 3,
+    "cnot_op": 3,
+    "shl_op": 3,
+    "shr_op": 9,
+    "shf_op": 4,
+    "popc_op": 2,
+    "clz_op": 2,
+    "brev_op": 2,
+    "bfind_op": 8,
+    "fns_op": 1,
+    "bmsk_op": 2,
+    "szext_op": 4,
+    "selp_op": 11,
+    "slct_op": 33,
+    "setp_op": 96,
     "rcp_value": 15,
     "sqrt_value": 14,
     "rsqrt_value": 4,
@@ -9913,6 +10816,42 @@ FORM_DIGESTS: dict[str, str] = {
         "d8cbbc4a4197f0b42a107cb9e077acad7468e1b8230e87c38364c264b46645f1",
     "stmatrix":
         "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
+    "and_op":
+        "387d30e07cdb4f1333a051c368932a508ca5ef57f381404a784c6fe3d2eb791d",
+    "or_op":
+        "cf3dc369922286ae21afeff0caeb8c11e90db5d291bbc794b58e961832a76ea6",
+    "xor_op":
+        "84faf11139fbc2b4587e263e3de7afecb7708d950f703fb190537260c4d694c2",
+    "not_op":
+        "c18517ca8afe12a2e7ec5a3a41e211edb078b19daff940e4916f8c19e446c835",
+    "cnot_op":
+        "ca9e69f86e8c8db77b2e7eb5fc2ad37c33420cf6f863b3d95981ca8d820bd34c",
+    "shl_op":
+        "22f206d01074291ed797fd82a4368ba5d7faa76ad8fb2aecddd6d5075364be84",
+    "shr_op":
+        "2b2ede31f3cb13586caffc047047e2ad6b415b7a674acce7e5d7e35759ac8c85",
+    "shf_op":
+        "05286e81fed80a9e021b231ab0d94f2f1a189ec81eee612dc4bae30fb36f5963",
+    "popc_op":
+        "4a5c27b2cee88c19928bdb5f35b3ec87b88efc63c36ae6fa39f49655e9fabe0c",
+    "clz_op":
+        "a2ebb10cc7c190df1803f5f2e566387e04b2fbc632e606e313663cf5f5f9dcd4",
+    "brev_op":
+        "14bd6a68c6a99b9ea899a47be2b661147123b91053d83a00fe7b7c3fcae65fbf",
+    "bfind_op":
+        "bd1a9f6d7500dd824ac21d1d56b39f018a99ee50085538f82967abb4fc443677",
+    "fns_op":
+        "e3d7d45a5b7ef04f6b7ebfbf359de911cb37e666115790addcbf294ce65847bf",
+    "bmsk_op":
+        "517c24441339787a542968973f11f5d649495c6c34175cfdcb76c16594983107",
+    "szext_op":
+        "13a9632fe91c178a686f4d0ee3eb1f6a08e1a1bf0b07ec87ff3cc63e7e52270b",
+    "selp_op":
+        "b3ac0ee7cfc578b3bf7062e2b137975e06c8df9b967708784ed3b28aa3ba4061",
+    "slct_op":
+        "cb7d77627500e384d491236f493f2b85b63e10175b7189e82431306af75bebfc",
+    "setp_op":
+        "3c03b7b3459c7ba8d62a2a36b1e5313c33c307b53c324f2e53da525a05a6e71a",
     "rcp_value":
         "fec2ee4c3ad13805dba6c6f3cf02365edeb99cb56ba43cf64d48f21772d95847",
     "sqrt_value":
@@ -11782,6 +12721,612 @@ def stmatrix(
         "type": type,
         "p": p,
         "r": r,
+    }, ptx_isa)
+
+
+def and_op(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``and``: bitwise AND of a and b.
+
+    d = a bitwise AND b.
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the first input.
+        b: the second input.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("and_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def or_op(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``or``: bitwise OR of a and b.
+
+    d = a bitwise OR b.
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the first input.
+        b: the second input.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("or_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def xor_op(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``xor``: bitwise XOR of a and b.
+
+    d = a bitwise XOR b.
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the first input.
+        b: the second input.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("xor_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def not_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``not``: bitwise NOT.
+
+    d = bitwise NOT of a.
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the input.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("not_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def cnot_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``cnot``: C logical not (1 if a is 0, else 0).
+
+    d = C logical not (1 if a is 0, else 0) of a.
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the input.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("cnot_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def shl_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``shl``: shift left.
+
+    d = a << b (b clamped to the width).
+
+    Qualifiers:
+        type: one of b16, b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the value.
+        b: the shift amount.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("shl_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def shr_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``shr``: shift right.
+
+    d = a >> b: sign-filling for .s types, zero-filling otherwise (b clamped to the width).
+
+    Qualifiers:
+        type: one of b16, b32, b64, u16, u32, u64, s16, s32, s64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the value.
+        b: the shift amount.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("shr_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def shf_op(
+    *,
+    type: str = "b32",
+    dir: str,
+    mode: str,
+    d: str,
+    a: str,
+    b: str,
+    c: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``shf``: funnel shift.
+
+    d is 32 bits of the 64-bit b:a shifted left (.l: the upper half) or right (.r: the lower
+    half) by c; .clamp clamps c to 32, .wrap takes it modulo 32.
+
+    Qualifiers:
+        dir: one of l, r.
+        mode: one of clamp, wrap.
+        type: one of b32.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the lower word.
+        b: the upper word.
+        c: the shift amount.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("shf_op"), {
+        "type": type,
+        "dir": dir,
+        "mode": mode,
+        "d": d,
+        "a": a,
+        "b": b,
+        "c": c,
+    }, ptx_isa)
+
+
+def popc_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``popc``: the number of set bits of a.
+
+    d (.u32) is the number of set bits of a.
+
+    Qualifiers:
+        type: one of b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the count.
+        a: the value.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("popc_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def clz_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``clz``: the number of leading zero bits of a.
+
+    d (.u32) is the number of leading zero bits of a.
+
+    Qualifiers:
+        type: one of b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the count.
+        a: the value.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("clz_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def brev_op(
+    *,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``brev``: reverse the bits.
+
+    d is a with its bits in reverse order.
+
+    Qualifiers:
+        type: one of b32, b64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the value.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("brev_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def bfind_op(
+    *,
+    shiftamt: bool = False,
+    type: str,
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``bfind``: find the most significant non-sign bit.
+
+    d (.u32) is the bit position of the most significant non-sign bit of a (0xffffffff if
+    none); .shiftamt returns the left shift that would move it to the top instead.
+
+    Qualifiers:
+        shiftamt: True writes .shiftamt.
+        type: one of u32, u64, s32, s64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the bit position.
+        a: the value.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("bfind_op"), {
+        "shiftamt": shiftamt,
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def fns_op(
+    *,
+    type: str = "b32",
+    d: str,
+    mask: str | int,
+    base: str | int,
+    offset: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``fns``: find the n-th set bit.
+
+    d is the position of the offset-th set bit of mask from base (forward for a positive
+    offset, backward for a negative one), 0xffffffff if there is none.
+
+    Qualifiers:
+        type: one of b32.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the bit position.
+        mask: the bits searched.
+        base: the starting position.
+        offset: which set bit (signed).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("fns_op"), {
+        "type": type,
+        "d": d,
+        "mask": mask,
+        "base": base,
+        "offset": offset,
+    }, ptx_isa)
+
+
+def bmsk_op(
+    *,
+    type: str = "b32",
+    mode: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``bmsk``: a mask of b bits from position a.
+
+    d has the b bits from bit position a set (.clamp: limited to bit 31; .wrap: a and b taken
+    modulo 32).
+
+    Qualifiers:
+        mode: one of clamp, wrap.
+        type: one of b32.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the mask.
+        a: the start position.
+        b: the number of bits.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("bmsk_op"), {
+        "type": type,
+        "mode": mode,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def szext_op(
+    *,
+    mode: str,
+    type: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``szext``: sign- or zero-extend the low b bits of a.
+
+    d is the low b bits of a, sign-extended (.s32) or zero-extended (.u32); .clamp limits b
+    to 32, .wrap takes it modulo 32.
+
+    Qualifiers:
+        mode: one of clamp, wrap.
+        type: one of u32, s32.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the value.
+        b: the number of bits.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("szext_op"), {
+        "mode": mode,
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def selp_op(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    c: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``selp``: select by a predicate.
+
+    d = c ? a : b.
+
+    Qualifiers:
+        type: one of b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the selected value.
+        a: the value when c is true.
+        b: the value when c is false.
+        c: the condition.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("selp_op"), {
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+        "c": c,
+    }, ptx_isa)
+
+
+def slct_op(
+    *,
+    ftz: bool = False,
+    dtype: str,
+    ctype: str,
+    d: str,
+    a: str | int,
+    b: str | int,
+    c: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``slct``: select by the sign of c.
+
+    d = c >= 0 ? a : b (c is .s32, or .f32 where -0.0 counts as >= 0 and .ftz flushes a
+    subnormal c).
+
+    Qualifiers:
+        ftz: True writes .ftz.
+        dtype: one of b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64.
+        ctype: one of s32, f32.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the selected value.
+        a: the value when c >= 0.
+        b: the value when c < 0.
+        c: the selector.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("slct_op"), {
+        "ftz": ftz,
+        "dtype": dtype,
+        "ctype": ctype,
+        "d": d,
+        "a": a,
+        "b": b,
+        "c": c,
+    }, ptx_isa)
+
+
+def setp_op(
+    *,
+    ftz: bool = False,
+    cmp: str,
+    type: str,
+    p: str,
+    a: str | int,
+    b: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``setp``: compare into a predicate.
+
+    p = a CmpOp b: eq/ne/lt/le/gt/ge on every type (unsigned on .u, bits only eq/ne),
+    lo/ls/hi/hs the unsigned spellings, equ..geu unordered float comparisons (true if either
+    is NaN), num (neither NaN), nan (either NaN).
+
+    Qualifiers:
+        cmp: one of eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu,
+            num, nan.
+        ftz: True writes .ftz.
+        type: one of b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        p: the comparison.
+        a: the first value.
+        b: the second value.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("setp_op"), {
+        "ftz": ftz,
+        "cmp": cmp,
+        "type": type,
+        "p": p,
+        "a": a,
+        "b": b,
     }, ptx_isa)
 
 
@@ -14291,13 +15836,19 @@ __all__ = [
     "abs_float",
     "activemask_lanes",
     "add_float",
+    "and_op",
     "barrier_cluster",
     "barrier_named",
     "bfe_extract",
     "bfi_insert",
+    "bfind_op",
+    "bmsk_op",
+    "brev_op",
     "brkpt_stop",
     "clusterlaunchcontrol_query_cancel",
     "clusterlaunchcontrol_try_cancel",
+    "clz_op",
+    "cnot_op",
     "cos_value",
     "cp_async",
     "cp_async_bulk",
@@ -14324,6 +15875,7 @@ __all__ = [
     "fence_proxy_tensormap",
     "fence_thread",
     "fma_float",
+    "fns_op",
     "griddepcontrol_action",
     "instruction_set",
     "ldmatrix",
@@ -14351,18 +15903,28 @@ __all__ = [
     "mul_float",
     "nanosleep_wait",
     "neg_float",
+    "not_op",
+    "or_op",
     "pmevent_trigger",
+    "popc_op",
     "prmt_bytes",
     "rcp_value",
     "redux_sync",
     "rsqrt_value",
+    "selp_op",
     "setmaxnreg_action",
+    "setp_op",
+    "shf_op",
     "shfl_sync",
+    "shl_op",
+    "shr_op",
     "sin_value",
+    "slct_op",
     "sqrt_value",
     "stmatrix",
     "sub_float",
     "support",
+    "szext_op",
     "tanh_value",
     "tcgen05_alloc",
     "tcgen05_commit",
@@ -14386,4 +15948,5 @@ __all__ = [
     "wgmma_mma_async",
     "wgmma_mma_async_sp",
     "wgmma_wait_group",
+    "xor_op",
 ]

@@ -2,12 +2,12 @@
 # spec/instructions/bits.yaml, spec/instructions/clusterlaunchcontrol.yaml,
 # spec/instructions/cp_async.yaml, spec/instructions/cp_async_bulk.yaml,
 # spec/instructions/cp_async_bulk_tensor.yaml, spec/instructions/cvt.yaml,
-# spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/math.yaml,
-# spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template
-# templates/python/test_ptx_builders.py.j2).
+# spec/instructions/fence.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml,
+# spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
+# spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/test_ptx_builders.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """The generated builders (``ptxgen.isa.ptx``) against the generator's model.
 
@@ -63,6 +63,24 @@ INSTRUCTIONS = [
     "membar_proxy",
     "ldmatrix",
     "stmatrix",
+    "and_op",
+    "or_op",
+    "xor_op",
+    "not_op",
+    "cnot_op",
+    "shl_op",
+    "shr_op",
+    "shf_op",
+    "popc_op",
+    "clz_op",
+    "brev_op",
+    "bfind_op",
+    "fns_op",
+    "bmsk_op",
+    "szext_op",
+    "selp_op",
+    "slct_op",
+    "setp_op",
     "rcp_value",
     "sqrt_value",
     "rsqrt_value",
