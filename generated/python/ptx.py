@@ -188,7 +188,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
             "instructions": [
                 {
                     "name": "add",
-                    "id": "add_float",
+                    "id": "add_arith",
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -201,7 +201,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f32x2", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "f32",
+                                "f32x2",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s64",
+                                "s32",
+                                "u16x2",
+                                "s16x2",
+                            ],
                         },
                         {
                             "name": "atype",
@@ -225,6 +241,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s64": "b64",
+                                    "s32": "s32",
+                                    "u16x2": "b32",
+                                    "s16x2": "b32",
                                 },
                             },
                         },
@@ -244,6 +268,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "f16x2": "b32",
                                         "bf16": "b16",
                                         "bf16x2": "b32",
+                                        "u16": "b16",
+                                        "u32": "b32",
+                                        "u64": "b64",
+                                        "s16": "b16",
+                                        "s64": "b64",
+                                        "s32": "s32",
+                                        "u16x2": "b32",
+                                        "s16x2": "b32",
                                     },
                                 },
                             },
@@ -261,6 +293,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s64": "b64",
+                                    "s32": "s32",
+                                    "u16x2": "b32",
+                                    "s16x2": "b32",
                                 },
                             },
                         },
@@ -303,6 +343,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "match": {"rnd": ["none", "rn"], "type": ["bf16", "bf16x2"]},
                             "targets": ["sm_90+"],
                             "since": "7.8",
+                        },
+                        {"id": "int", "match": {"type": ["u16", "u32", "u64", "s16", "s64"]}},
+                        {"id": "int-s32", "match": {"sat": [False, True], "type": "s32"}},
+                        {
+                            "id": "int-x2",
+                            "match": {"type": ["u16x2", "s16x2"]},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
                         },
                         {
                             "id": "mixed",
@@ -325,13 +373,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "add_f16x2", "when": {"type": "f16x2", "atype": "none"}},
                         {"name": "add_bf16", "when": {"type": "bf16", "atype": "none"}},
                         {"name": "add_bf16x2", "when": {"type": "bf16x2", "atype": "none"}},
+                        {"name": "add_u16", "when": {"type": "u16", "atype": "none"}},
+                        {"name": "add_u32", "when": {"type": "u32", "atype": "none"}},
+                        {"name": "add_u64", "when": {"type": "u64", "atype": "none"}},
+                        {"name": "add_s16", "when": {"type": "s16", "atype": "none"}},
+                        {"name": "add_s64", "when": {"type": "s64", "atype": "none"}},
+                        {"name": "add_s32", "when": {"type": "s32", "atype": "none"}},
+                        {"name": "add_u16x2", "when": {"type": "u16x2", "atype": "none"}},
+                        {"name": "add_s16x2", "when": {"type": "s16x2", "atype": "none"}},
                         {"name": "add_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "add_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
                 },
                 {
                     "name": "sub",
-                    "id": "sub_float",
+                    "id": "sub_arith",
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -344,7 +400,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f32x2", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "f32",
+                                "f32x2",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s64",
+                                "s32",
+                            ],
                         },
                         {
                             "name": "atype",
@@ -368,6 +438,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s64": "b64",
+                                    "s32": "s32",
                                 },
                             },
                         },
@@ -387,6 +463,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "f16x2": "b32",
                                         "bf16": "b16",
                                         "bf16x2": "b32",
+                                        "u16": "b16",
+                                        "u32": "b32",
+                                        "u64": "b64",
+                                        "s16": "b16",
+                                        "s64": "b64",
+                                        "s32": "s32",
                                     },
                                 },
                             },
@@ -404,6 +486,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s64": "b64",
+                                    "s32": "s32",
                                 },
                             },
                         },
@@ -447,6 +535,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "7.8",
                         },
+                        {"id": "int", "match": {"type": ["u16", "u32", "u64", "s16", "s64"]}},
+                        {"id": "int-s32", "match": {"sat": [False, True], "type": "s32"}},
                         {
                             "id": "mixed",
                             "match": {
@@ -468,14 +558,26 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "sub_f16x2", "when": {"type": "f16x2", "atype": "none"}},
                         {"name": "sub_bf16", "when": {"type": "bf16", "atype": "none"}},
                         {"name": "sub_bf16x2", "when": {"type": "bf16x2", "atype": "none"}},
+                        {"name": "sub_u16", "when": {"type": "u16", "atype": "none"}},
+                        {"name": "sub_u32", "when": {"type": "u32", "atype": "none"}},
+                        {"name": "sub_u64", "when": {"type": "u64", "atype": "none"}},
+                        {"name": "sub_s16", "when": {"type": "s16", "atype": "none"}},
+                        {"name": "sub_s64", "when": {"type": "s64", "atype": "none"}},
+                        {"name": "sub_s32", "when": {"type": "s32", "atype": "none"}},
                         {"name": "sub_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "sub_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
                 },
                 {
                     "name": "mul",
-                    "id": "mul_float",
+                    "id": "mul_arith",
                     "qualifiers": [
+                        {
+                            "name": "mode",
+                            "text": ".{}",
+                            "values": ["hi", "lo", "wide"],
+                            "optional": True,
+                        },
                         {
                             "name": "rnd",
                             "text": ".{}",
@@ -487,7 +589,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f32x2", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "f32",
+                                "f32x2",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                            ],
                         },
                     ],
                     "operands": [
@@ -496,15 +612,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "kind": "register",
                             "io": "out",
                             "type": {
-                                "by": "type",
+                                "by": "mode",
                                 "values": {
-                                    "f32": "f32",
-                                    "f32x2": "b64",
-                                    "f64": "f64",
-                                    "f16": "b16",
-                                    "f16x2": "b32",
-                                    "bf16": "b16",
-                                    "bf16x2": "b32",
+                                    "wide": {
+                                        "by": "type",
+                                        "values": {
+                                            "u16": "b32",
+                                            "u32": "b64",
+                                            "s16": "s32",
+                                            "s32": "b64",
+                                        },
+                                    },
+                                },
+                                "default": {
+                                    "by": "type",
+                                    "values": {
+                                        "f32": "f32",
+                                        "f32x2": "b64",
+                                        "f64": "f64",
+                                        "f16": "b16",
+                                        "f16x2": "b32",
+                                        "bf16": "b16",
+                                        "bf16x2": "b32",
+                                        "u16": "b16",
+                                        "u32": "b32",
+                                        "u64": "b64",
+                                        "s16": "b16",
+                                        "s32": "s32",
+                                        "s64": "b64",
+                                    },
                                 },
                             },
                         },
@@ -521,6 +657,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                 },
                             },
                         },
@@ -537,6 +679,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16": "b16",
                                     "bf16x2": "b32",
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                 },
                             },
                         },
@@ -580,6 +728,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "7.8",
                         },
+                        {
+                            "id": "int",
+                            "match": {
+                                "mode": ["hi", "lo"],
+                                "type": ["u16", "u32", "u64", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-wide",
+                            "match": {"mode": "wide", "type": ["u16", "u32", "s16", "s32"]},
+                        },
                     ],
                     "gates": [{"id": "mul", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
@@ -590,11 +749,145 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "mul_f16x2", "when": {"type": "f16x2"}},
                         {"name": "mul_bf16", "when": {"type": "bf16"}},
                         {"name": "mul_bf16x2", "when": {"type": "bf16x2"}},
+                        {"name": "mul_u16", "when": {"type": "u16"}},
+                        {"name": "mul_u32", "when": {"type": "u32"}},
+                        {"name": "mul_u64", "when": {"type": "u64"}},
+                        {"name": "mul_s16", "when": {"type": "s16"}},
+                        {"name": "mul_s32", "when": {"type": "s32"}},
+                        {"name": "mul_s64", "when": {"type": "s64"}},
+                    ],
+                },
+                {
+                    "name": "mad",
+                    "id": "mad_arith",
+                    "qualifiers": [
+                        {"name": "mode", "text": ".{}", "values": ["hi", "lo", "wide"]},
+                        {"name": "sat", "text": ".sat", "flag": True},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": ["u16", "u32", "u64", "s16", "s32", "s64"],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "mode",
+                                "values": {
+                                    "wide": {
+                                        "by": "type",
+                                        "values": {
+                                            "u16": "b32",
+                                            "u32": "b64",
+                                            "s16": "s32",
+                                            "s32": "b64",
+                                        },
+                                    },
+                                },
+                                "default": {
+                                    "by": "type",
+                                    "values": {
+                                        "u16": "b16",
+                                        "u32": "b32",
+                                        "u64": "b64",
+                                        "s16": "b16",
+                                        "s32": "s32",
+                                        "s64": "b64",
+                                    },
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                        {
+                            "name": "c",
+                            "kind": "register",
+                            "type": {
+                                "by": "mode",
+                                "values": {
+                                    "wide": {
+                                        "by": "type",
+                                        "values": {
+                                            "u16": "b32",
+                                            "u32": "b64",
+                                            "s16": "s32",
+                                            "s32": "b64",
+                                        },
+                                    },
+                                },
+                                "default": {
+                                    "by": "type",
+                                    "values": {
+                                        "u16": "b16",
+                                        "u32": "b32",
+                                        "u64": "b64",
+                                        "s16": "b16",
+                                        "s32": "s32",
+                                        "s64": "b64",
+                                    },
+                                },
+                            },
+                        },
+                    ],
+                    "combinations": [
+                        {
+                            "id": "int",
+                            "match": {
+                                "mode": ["hi", "lo"],
+                                "type": ["u16", "u32", "u64", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-wide",
+                            "match": {"mode": "wide", "type": ["u16", "u32", "s16", "s32"]},
+                        },
+                        {"id": "hi-sat", "match": {"mode": "hi", "sat": True, "type": "s32"}},
+                    ],
+                    "gates": [{"id": "mad", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "wrappers": [
+                        {"name": "mad_u16", "when": {"type": "u16"}},
+                        {"name": "mad_u32", "when": {"type": "u32"}},
+                        {"name": "mad_u64", "when": {"type": "u64"}},
+                        {"name": "mad_s16", "when": {"type": "s16"}},
+                        {"name": "mad_s32", "when": {"type": "s32"}},
+                        {"name": "mad_s64", "when": {"type": "s64"}},
                     ],
                 },
                 {
                     "name": "fma",
-                    "id": "fma_float",
+                    "id": "fma_arith",
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["rn", "rz", "rm", "rp"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -765,9 +1058,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 },
                 {
                     "name": "min",
-                    "id": "min_float",
+                    "id": "min_arith",
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
+                        {"name": "relu", "text": ".relu", "flag": True},
                         {"name": "nan", "text": ".NaN", "flag": True},
                         {
                             "name": "abs",
@@ -778,7 +1072,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "s16x2",
+                                "u16x2",
+                                "f32",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                            ],
                         },
                     ],
                     "operands": [
@@ -789,6 +1098,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -804,6 +1121,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -819,6 +1144,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -831,6 +1164,31 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "c", "kind": "register", "type": "f32", "optional": True},
                     ],
                     "combinations": [
+                        {
+                            "id": "int",
+                            "match": {
+                                "type": ["u16", "u32", "u64", "s16", "s32", "s64"],
+                                "c": False,
+                            },
+                        },
+                        {
+                            "id": "int-x2",
+                            "match": {"relu": [False, True], "type": "s16x2", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "int-u16x2",
+                            "match": {"type": "u16x2", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "int-relu",
+                            "match": {"relu": True, "type": "s32", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
                         {
                             "id": "f32",
                             "match": {
@@ -894,6 +1252,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "wrappers": [
+                        {"name": "min_u16", "when": {"type": "u16"}},
+                        {"name": "min_u32", "when": {"type": "u32"}},
+                        {"name": "min_u64", "when": {"type": "u64"}},
+                        {"name": "min_s16", "when": {"type": "s16"}},
+                        {"name": "min_s32", "when": {"type": "s32"}},
+                        {"name": "min_s64", "when": {"type": "s64"}},
+                        {"name": "min_s16x2", "when": {"type": "s16x2"}},
+                        {"name": "min_u16x2", "when": {"type": "u16x2"}},
                         {"name": "min_f32", "when": {"type": "f32"}},
                         {"name": "min_f64", "when": {"type": "f64"}},
                         {"name": "min_f16", "when": {"type": "f16"}},
@@ -904,9 +1270,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 },
                 {
                     "name": "max",
-                    "id": "max_float",
+                    "id": "max_arith",
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
+                        {"name": "relu", "text": ".relu", "flag": True},
                         {"name": "nan", "text": ".NaN", "flag": True},
                         {
                             "name": "abs",
@@ -917,7 +1284,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "s16x2",
+                                "u16x2",
+                                "f32",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                            ],
                         },
                     ],
                     "operands": [
@@ -928,6 +1310,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -943,6 +1333,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -958,6 +1356,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "u16": "b16",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "s16x2": "b32",
+                                    "u16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -970,6 +1376,31 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "c", "kind": "register", "type": "f32", "optional": True},
                     ],
                     "combinations": [
+                        {
+                            "id": "int",
+                            "match": {
+                                "type": ["u16", "u32", "u64", "s16", "s32", "s64"],
+                                "c": False,
+                            },
+                        },
+                        {
+                            "id": "int-x2",
+                            "match": {"relu": [False, True], "type": "s16x2", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "int-u16x2",
+                            "match": {"type": "u16x2", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "int-relu",
+                            "match": {"relu": True, "type": "s32", "c": False},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
                         {
                             "id": "f32",
                             "match": {
@@ -1033,6 +1464,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "wrappers": [
+                        {"name": "max_u16", "when": {"type": "u16"}},
+                        {"name": "max_u32", "when": {"type": "u32"}},
+                        {"name": "max_u64", "when": {"type": "u64"}},
+                        {"name": "max_s16", "when": {"type": "s16"}},
+                        {"name": "max_s32", "when": {"type": "s32"}},
+                        {"name": "max_s64", "when": {"type": "s64"}},
+                        {"name": "max_s16x2", "when": {"type": "s16x2"}},
+                        {"name": "max_u16x2", "when": {"type": "u16x2"}},
                         {"name": "max_f32", "when": {"type": "f32"}},
                         {"name": "max_f64", "when": {"type": "f64"}},
                         {"name": "max_f16", "when": {"type": "f16"}},
@@ -1043,13 +1482,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 },
                 {
                     "name": "neg",
-                    "id": "neg_float",
+                    "id": "neg_arith",
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                            ],
                         },
                     ],
                     "operands": [
@@ -1060,6 +1509,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1075,6 +1527,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1086,6 +1541,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "combinations": [
+                        {"id": "int", "match": {"type": ["s16", "s32", "s64"]}},
                         {"id": "f32", "match": {"ftz": [False, True], "type": "f32"}},
                         {"id": "f64", "match": {"type": "f64"}},
                         {"id": "f16", "match": {"ftz": [False, True], "type": ["f16", "f16x2"]}},
@@ -1098,6 +1554,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "gates": [{"id": "neg", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "neg_s16", "when": {"type": "s16"}},
+                        {"name": "neg_s32", "when": {"type": "s32"}},
+                        {"name": "neg_s64", "when": {"type": "s64"}},
                         {"name": "neg_f32", "when": {"type": "f32"}},
                         {"name": "neg_f64", "when": {"type": "f64"}},
                         {"name": "neg_f16", "when": {"type": "f16"}},
@@ -1108,13 +1567,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 },
                 {
                     "name": "abs",
-                    "id": "abs_float",
+                    "id": "abs_arith",
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
                             "name": "type",
                             "text": ".{}",
-                            "values": ["f32", "f64", "f16", "f16x2", "bf16", "bf16x2"],
+                            "values": [
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                            ],
                         },
                     ],
                     "operands": [
@@ -1125,6 +1594,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1140,6 +1612,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "type": {
                                 "by": "type",
                                 "values": {
+                                    "s16": "b16",
+                                    "s32": "s32",
+                                    "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1151,6 +1626,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "combinations": [
+                        {"id": "int", "match": {"type": ["s16", "s32", "s64"]}},
                         {"id": "f32", "match": {"ftz": [False, True], "type": "f32"}},
                         {"id": "f64", "match": {"type": "f64"}},
                         {"id": "f16", "match": {"ftz": [False, True], "type": ["f16", "f16x2"]}},
@@ -1166,6 +1642,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "half", "when": {"type": ["f16", "f16x2"]}, "since": "6.5"},
                     ],
                     "wrappers": [
+                        {"name": "abs_s16", "when": {"type": "s16"}},
+                        {"name": "abs_s32", "when": {"type": "s32"}},
+                        {"name": "abs_s64", "when": {"type": "s64"}},
                         {"name": "abs_f32", "when": {"type": "f32"}},
                         {"name": "abs_f64", "when": {"type": "f64"}},
                         {"name": "abs_f16", "when": {"type": "f16"}},
@@ -10615,14 +11094,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
 # Number of valid forms per instruction and a digest of the forms with their
 # support matrices, as the generator's model computed them.
 FORM_COUNTS: dict[str, int] = {
-    "add_float": 75,
-    "sub_float": 75,
-    "mul_float": 55,
-    "fma_float": 60,
-    "min_float": 41,
-    "max_float": 41,
-    "neg_float": 9,
-    "abs_float": 9,
+    "add_arith": 84,
+    "sub_arith": 82,
+    "mul_arith": 71,
+    "mad_arith": 17,
+    "fma_arith": 60,
+    "min_arith": 51,
+    "max_arith": 51,
+    "neg_arith": 12,
+    "abs_arith": 12,
     "prmt_bytes": 7,
     "lop3_logic": 3,
     "bfe_extract": 4,
@@ -10730,22 +11210,24 @@ FORM_COUNTS: dict[str, int] = {
     "wgmma_wait_group": 1,
 }
 FORM_DIGESTS: dict[str, str] = {
-    "add_float":
-        "5282e0fe942bdbeeb15fbb18cce847be134ba3db9fd9c37f37d16fb03b34e4a9",
-    "sub_float":
-        "b1d71edd0994bbbd9e50100f22d7a2953e1b38faed9db6982585eea9ff82c77e",
-    "mul_float":
-        "10d1ef27a4fce4dc591eca24baea1d3fccf25676c0a100f4478ea476c0c08c64",
-    "fma_float":
+    "add_arith":
+        "b3ccc4cc247b4e8955069db83670abc65dfd9918a06dfc849025e3c17bf607a2",
+    "sub_arith":
+        "0da2181a7222dcbcf2eafb778f194cf71e5f7d30b014fe4c3109bf5b962b446e",
+    "mul_arith":
+        "000161f24ffae5cc5222a71e1074259878dfe2259c62fc1183f1a3dd5734f1ef",
+    "mad_arith":
+        "6628bde199f6874ce409a9b06fcbb4ee82a4426832c96aeb27ec19438c328862",
+    "fma_arith":
         "314099a36d681f5e74c37512a05c7b32219429bbf3a4fa962bfc273f107b9383",
-    "min_float":
-        "439cfe5f8bfdd71680ed45d34a44e07936f9e4006aeb320f5055f22b7baba132",
-    "max_float":
-        "29532e7c1eae10fc2692678622dbce9b8a1691c44152c68146f6dd54d326035a",
-    "neg_float":
-        "68bd56cd3b26e3d244031e4304afd94da2e7327aa1eff539d521dfb9df08a38d",
-    "abs_float":
-        "4ed127575c4b09e0a913c37185f15f86461ce49016a726746fd767145bf32c0a",
+    "min_arith":
+        "2f67b693b08f647b29fd509b961d4435380573996dced9299e191f167d831aa3",
+    "max_arith":
+        "e8e82dfa7d850758a8b3251e78329e6b62e22a136fe4dc9958053b92aafa14b7",
+    "neg_arith":
+        "1032ce0abe4dfd9f5be20be176cd32938717c40a968843710b4094f639a07efc",
+    "abs_arith":
+        "c950a5b63988a693bac90bd4be140495873caafee035a132570ba8768b0596c7",
     "prmt_bytes":
         "96bae009d8deea041a1cbb0e8f8985328b1c6a454c4e537645846b6744613030",
     "lop3_logic":
@@ -11039,7 +11521,7 @@ def descriptor_problems(opcode: str, *, target: str | None = None, **words: int)
                                        target)
 
 
-def add_float(
+def add_arith(
     *,
     rnd: str | None = None,
     ftz: bool = False,
@@ -11051,7 +11533,7 @@ def add_float(
     b: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``add``: floating-point add: a + b.
+    """``add``: add: a + b.
 
     d = a + b, on each element of a packed type. .rn/.rz/.rm/.rp round (the default .rn may
     be left out but then the compiler may fuse a mul and an add); .ftz flushes subnormals to
@@ -11063,7 +11545,8 @@ def add_float(
         rnd: one of rn, rz, rm, rp (None leaves it out).
         ftz: True writes .ftz.
         sat: True writes .sat.
-        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2.
+        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32,
+            u16x2, s16x2.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -11075,7 +11558,7 @@ def add_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("add_float"), {
+    return _engine.build(instruction_set().get("add_arith"), {
         "rnd": rnd,
         "ftz": ftz,
         "sat": sat,
@@ -11087,7 +11570,7 @@ def add_float(
     }, ptx_isa)
 
 
-def sub_float(
+def sub_arith(
     *,
     rnd: str | None = None,
     ftz: bool = False,
@@ -11099,7 +11582,7 @@ def sub_float(
     b: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``sub``: floating-point sub: a - b.
+    """``sub``: sub: a - b.
 
     d = a - b, on each element of a packed type. .rn/.rz/.rm/.rp round (the default .rn may
     be left out but then the compiler may fuse a mul and an add); .ftz flushes subnormals to
@@ -11111,7 +11594,7 @@ def sub_float(
         rnd: one of rn, rz, rm, rp (None leaves it out).
         ftz: True writes .ftz.
         sat: True writes .sat.
-        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2.
+        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -11123,7 +11606,7 @@ def sub_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("sub_float"), {
+    return _engine.build(instruction_set().get("sub_arith"), {
         "rnd": rnd,
         "ftz": ftz,
         "sat": sat,
@@ -11135,8 +11618,9 @@ def sub_float(
     }, ptx_isa)
 
 
-def mul_float(
+def mul_arith(
     *,
+    mode: str | None = None,
     rnd: str | None = None,
     ftz: bool = False,
     sat: bool = False,
@@ -11146,7 +11630,7 @@ def mul_float(
     b: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``mul``: floating-point mul: a * b.
+    """``mul``: mul: a * b.
 
     d = a * b, on each element of a packed type. .rn/.rz/.rm/.rp round (the default .rn may
     be left out but then the compiler may fuse a mul and an add); .ftz flushes subnormals to
@@ -11155,10 +11639,11 @@ def mul_float(
     XOR of the input signs; .abs (three inputs) compares magnitudes.
 
     Qualifiers:
+        mode: one of hi, lo, wide (None leaves it out).
         rnd: one of rn, rz, rm, rp (None leaves it out).
         ftz: True writes .ftz.
         sat: True writes .sat.
-        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2.
+        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s32, s64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -11169,7 +11654,8 @@ def mul_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("mul_float"), {
+    return _engine.build(instruction_set().get("mul_arith"), {
+        "mode": mode,
         "rnd": rnd,
         "ftz": ftz,
         "sat": sat,
@@ -11180,7 +11666,53 @@ def mul_float(
     }, ptx_isa)
 
 
-def fma_float(
+def mad_arith(
+    *,
+    sat: bool = False,
+    mode: str,
+    type: str,
+    d: str,
+    a: str,
+    b: str | int,
+    c: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mad``: mad: a * b + c (its .hi, .lo or .wide part).
+
+    d = a * b + c (its .hi, .lo or .wide part), on each element of a packed type.
+    .rn/.rz/.rm/.rp round (the default .rn may be left out but then the compiler may fuse a
+    mul and an add); .ftz flushes subnormals to sign-preserving zero; .sat clamps the result
+    to [0.0, 1.0]; .relu clamps negative results to 0; .NaN returns NaN when an input is NaN;
+    .xorsign.abs returns the magnitude with the XOR of the input signs; .abs (three inputs)
+    compares magnitudes.
+
+    Qualifiers:
+        mode: one of hi, lo, wide.
+        sat: True writes .sat.
+        type: one of u16, u32, u64, s16, s32, s64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the result.
+        a: the first input.
+        b: the second factor.
+        c: the addend.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mad_arith"), {
+        "sat": sat,
+        "mode": mode,
+        "type": type,
+        "d": d,
+        "a": a,
+        "b": b,
+        "c": c,
+    }, ptx_isa)
+
+
+def fma_arith(
     *,
     ftz: bool = False,
     relu: bool = False,
@@ -11194,7 +11726,7 @@ def fma_float(
     c: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``fma``: floating-point fma: a * b + c, rounded once.
+    """``fma``: fma: a * b + c, rounded once.
 
     d = a * b + c, rounded once, on each element of a packed type. .rn/.rz/.rm/.rp round (the
     default .rn may be left out but then the compiler may fuse a mul and an add); .ftz
@@ -11220,7 +11752,7 @@ def fma_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("fma_float"), {
+    return _engine.build(instruction_set().get("fma_arith"), {
         "ftz": ftz,
         "relu": relu,
         "sat": sat,
@@ -11234,9 +11766,10 @@ def fma_float(
     }, ptx_isa)
 
 
-def min_float(
+def min_arith(
     *,
     ftz: bool = False,
+    relu: bool = False,
     nan: bool = False,
     abs: str | None = None,
     c: str | None = None,
@@ -11246,7 +11779,7 @@ def min_float(
     b: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``min``: floating-point min: the smaller of a and b (and c).
+    """``min``: min: the smaller of a and b (and c).
 
     d = the smaller of a and b (and c), on each element of a packed type. .rn/.rz/.rm/.rp
     round (the default .rn may be left out but then the compiler may fuse a mul and an add);
@@ -11257,9 +11790,11 @@ def min_float(
 
     Qualifiers:
         ftz: True writes .ftz.
+        relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
+            bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -11271,8 +11806,9 @@ def min_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("min_float"), {
+    return _engine.build(instruction_set().get("min_arith"), {
         "ftz": ftz,
+        "relu": relu,
         "nan": nan,
         "abs": abs,
         "c": c,
@@ -11283,9 +11819,10 @@ def min_float(
     }, ptx_isa)
 
 
-def max_float(
+def max_arith(
     *,
     ftz: bool = False,
+    relu: bool = False,
     nan: bool = False,
     abs: str | None = None,
     c: str | None = None,
@@ -11295,7 +11832,7 @@ def max_float(
     b: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``max``: floating-point max: the larger of a and b (and c).
+    """``max``: max: the larger of a and b (and c).
 
     d = the larger of a and b (and c), on each element of a packed type. .rn/.rz/.rm/.rp
     round (the default .rn may be left out but then the compiler may fuse a mul and an add);
@@ -11306,9 +11843,11 @@ def max_float(
 
     Qualifiers:
         ftz: True writes .ftz.
+        relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
+            bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -11320,8 +11859,9 @@ def max_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("max_float"), {
+    return _engine.build(instruction_set().get("max_arith"), {
         "ftz": ftz,
+        "relu": relu,
         "nan": nan,
         "abs": abs,
         "c": c,
@@ -11332,7 +11872,7 @@ def max_float(
     }, ptx_isa)
 
 
-def neg_float(
+def neg_arith(
     *,
     ftz: bool = False,
     type: str,
@@ -11340,7 +11880,7 @@ def neg_float(
     a: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``neg``: floating-point neg: -a.
+    """``neg``: neg: -a.
 
     d = -a, on each element of a packed type. .rn/.rz/.rm/.rp round (the default .rn may be
     left out but then the compiler may fuse a mul and an add); .ftz flushes subnormals to
@@ -11350,7 +11890,7 @@ def neg_float(
 
     Qualifiers:
         ftz: True writes .ftz.
-        type: one of f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of s16, s32, s64, f32, f64, f16, f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -11360,7 +11900,7 @@ def neg_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("neg_float"), {
+    return _engine.build(instruction_set().get("neg_arith"), {
         "ftz": ftz,
         "type": type,
         "d": d,
@@ -11368,7 +11908,7 @@ def neg_float(
     }, ptx_isa)
 
 
-def abs_float(
+def abs_arith(
     *,
     ftz: bool = False,
     type: str,
@@ -11376,7 +11916,7 @@ def abs_float(
     a: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``abs``: floating-point abs: |a|.
+    """``abs``: abs: |a|.
 
     d = |a|, on each element of a packed type. .rn/.rz/.rm/.rp round (the default .rn may be
     left out but then the compiler may fuse a mul and an add); .ftz flushes subnormals to
@@ -11386,7 +11926,7 @@ def abs_float(
 
     Qualifiers:
         ftz: True writes .ftz.
-        type: one of f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of s16, s32, s64, f32, f64, f16, f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -11396,7 +11936,7 @@ def abs_float(
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
-    return _engine.build(instruction_set().get("abs_float"), {
+    return _engine.build(instruction_set().get("abs_arith"), {
         "ftz": ftz,
         "type": type,
         "d": d,
@@ -15833,9 +16373,9 @@ __all__ = [
     "FORM_COUNTS",
     "FORM_DIGESTS",
     "PtxFormError",
-    "abs_float",
+    "abs_arith",
     "activemask_lanes",
-    "add_float",
+    "add_arith",
     "and_op",
     "barrier_cluster",
     "barrier_named",
@@ -15874,16 +16414,17 @@ __all__ = [
     "fence_proxy_async_generic",
     "fence_proxy_tensormap",
     "fence_thread",
-    "fma_float",
+    "fma_arith",
     "fns_op",
     "griddepcontrol_action",
     "instruction_set",
     "ldmatrix",
     "lg2_value",
     "lop3_logic",
+    "mad_arith",
     "mapa_address",
     "match_sync",
-    "max_float",
+    "max_arith",
     "mbarrier_arrive",
     "mbarrier_arrive_drop",
     "mbarrier_check_layout",
@@ -15896,13 +16437,13 @@ __all__ = [
     "mbarrier_try_wait",
     "membar_level",
     "membar_proxy",
-    "min_float",
+    "min_arith",
     "mma_sp",
     "mma_sp_ordered_metadata",
     "mma_sync",
-    "mul_float",
+    "mul_arith",
     "nanosleep_wait",
-    "neg_float",
+    "neg_arith",
     "not_op",
     "or_op",
     "pmevent_trigger",
@@ -15922,7 +16463,7 @@ __all__ = [
     "slct_op",
     "sqrt_value",
     "stmatrix",
-    "sub_float",
+    "sub_arith",
     "support",
     "szext_op",
     "tanh_value",

@@ -25,14 +25,15 @@ from ptxgen.isa import ptx
 from ptxgen.model import instructions as engine
 
 INSTRUCTIONS = [
-    "add_float",
-    "sub_float",
-    "mul_float",
-    "fma_float",
-    "min_float",
-    "max_float",
-    "neg_float",
-    "abs_float",
+    "add_arith",
+    "sub_arith",
+    "mul_arith",
+    "mad_arith",
+    "fma_arith",
+    "min_arith",
+    "max_arith",
+    "neg_arith",
+    "abs_arith",
     "prmt_bytes",
     "lop3_logic",
     "bfe_extract",

@@ -13,163 +13,257 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int add_float_type_a(add_float_rnd, bool, bool, add_float_type type, add_float_atype atype) {
-    if ((atype == add_float_atype::f16)) {
+PTXGEN_PTX_CONSTEXPR int add_arith_type_a(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype atype) {
+    if ((atype == add_arith_atype::f16)) {
         return 7;
     }
-    if ((atype == add_float_atype::bf16)) {
+    if ((atype == add_arith_atype::bf16)) {
         return 7;
     }
-    if ((type == add_float_type::f32)) {
+    if ((type == add_arith_type::f32)) {
         return 3;
     }
-    if ((type == add_float_type::f32x2)) {
+    if ((type == add_arith_type::f32x2)) {
         return 2;
     }
-    if ((type == add_float_type::f64)) {
+    if ((type == add_arith_type::f64)) {
         return 4;
     }
-    if ((type == add_float_type::f16)) {
+    if ((type == add_arith_type::f16)) {
         return 7;
     }
-    if ((type == add_float_type::f16x2)) {
+    if ((type == add_arith_type::f16x2)) {
         return 0;
     }
-    if ((type == add_float_type::bf16)) {
+    if ((type == add_arith_type::bf16)) {
         return 7;
     }
-    if ((type == add_float_type::bf16x2)) {
+    if ((type == add_arith_type::bf16x2)) {
+        return 0;
+    }
+    if ((type == add_arith_type::u16)) {
+        return 7;
+    }
+    if ((type == add_arith_type::u32)) {
+        return 0;
+    }
+    if ((type == add_arith_type::u64)) {
+        return 2;
+    }
+    if ((type == add_arith_type::s16)) {
+        return 7;
+    }
+    if ((type == add_arith_type::s64)) {
+        return 2;
+    }
+    if ((type == add_arith_type::s32)) {
+        return 1;
+    }
+    if ((type == add_arith_type::u16x2)) {
+        return 0;
+    }
+    if ((type == add_arith_type::s16x2)) {
         return 0;
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int add_float_type_b(add_float_rnd, bool, bool, add_float_type type, add_float_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int add_arith_type_b(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int sub_float_type_a(sub_float_rnd, bool, bool, sub_float_type type, sub_float_atype atype) {
-    if ((atype == sub_float_atype::f16)) {
+PTXGEN_PTX_CONSTEXPR int sub_arith_type_a(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype atype) {
+    if ((atype == sub_arith_atype::f16)) {
         return 7;
     }
-    if ((atype == sub_float_atype::bf16)) {
+    if ((atype == sub_arith_atype::bf16)) {
         return 7;
     }
-    if ((type == sub_float_type::f32)) {
+    if ((type == sub_arith_type::f32)) {
         return 3;
     }
-    if ((type == sub_float_type::f32x2)) {
+    if ((type == sub_arith_type::f32x2)) {
         return 2;
     }
-    if ((type == sub_float_type::f64)) {
+    if ((type == sub_arith_type::f64)) {
         return 4;
     }
-    if ((type == sub_float_type::f16)) {
+    if ((type == sub_arith_type::f16)) {
         return 7;
     }
-    if ((type == sub_float_type::f16x2)) {
+    if ((type == sub_arith_type::f16x2)) {
         return 0;
     }
-    if ((type == sub_float_type::bf16)) {
+    if ((type == sub_arith_type::bf16)) {
         return 7;
     }
-    if ((type == sub_float_type::bf16x2)) {
+    if ((type == sub_arith_type::bf16x2)) {
         return 0;
     }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sub_float_type_b(sub_float_rnd, bool, bool, sub_float_type type, sub_float_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mul_float_type_a(mul_float_rnd, bool, bool, mul_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mul_float_type_b(mul_float_rnd, bool, bool, mul_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int fma_float_type_a(fma_float_rnd, bool, bool, bool, fma_float_type type, fma_float_atype atype) {
-    if ((atype == fma_float_atype::f16)) {
+    if ((type == sub_arith_type::u16)) {
         return 7;
     }
-    if ((atype == fma_float_atype::bf16)) {
+    if ((type == sub_arith_type::u32)) {
+        return 0;
+    }
+    if ((type == sub_arith_type::u64)) {
+        return 2;
+    }
+    if ((type == sub_arith_type::s16)) {
         return 7;
     }
-    if ((type == fma_float_type::f32)) {
+    if ((type == sub_arith_type::s64)) {
+        return 2;
+    }
+    if ((type == sub_arith_type::s32)) {
+        return 1;
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int sub_arith_type_b(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mul_arith_type_a(mul_arith_mode, mul_arith_rnd, bool, bool, mul_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\002\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mul_arith_type_b(mul_arith_mode, mul_arith_rnd, bool, bool, mul_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\002\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mad_arith_type_a(mad_arith_mode, bool, mad_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mad_arith_type_b(mad_arith_mode, bool, mad_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int mad_arith_type_c(mad_arith_mode mode, bool, mad_arith_type type) {
+    if ((mode == mad_arith_mode::wide)) {
+        if ((type == mad_arith_type::u16)) {
+            return 0;
+        }
+        if ((type == mad_arith_type::u32)) {
+            return 2;
+        }
+        if ((type == mad_arith_type::s16)) {
+            return 1;
+        }
+        if ((type == mad_arith_type::s32)) {
+            return 2;
+        }
+    }
+    if ((type == mad_arith_type::u16)) {
+        return 7;
+    }
+    if ((type == mad_arith_type::u32)) {
+        return 0;
+    }
+    if ((type == mad_arith_type::u64)) {
+        return 2;
+    }
+    if ((type == mad_arith_type::s16)) {
+        return 7;
+    }
+    if ((type == mad_arith_type::s32)) {
+        return 1;
+    }
+    if ((type == mad_arith_type::s64)) {
+        return 2;
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int fma_arith_type_a(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype atype) {
+    if ((atype == fma_arith_atype::f16)) {
+        return 7;
+    }
+    if ((atype == fma_arith_atype::bf16)) {
+        return 7;
+    }
+    if ((type == fma_arith_type::f32)) {
         return 3;
     }
-    if ((type == fma_float_type::f32x2)) {
+    if ((type == fma_arith_type::f32x2)) {
         return 2;
     }
-    if ((type == fma_float_type::f64)) {
+    if ((type == fma_arith_type::f64)) {
         return 4;
     }
-    if ((type == fma_float_type::f16)) {
+    if ((type == fma_arith_type::f16)) {
         return 7;
     }
-    if ((type == fma_float_type::f16x2)) {
+    if ((type == fma_arith_type::f16x2)) {
         return 0;
     }
-    if ((type == fma_float_type::bf16)) {
+    if ((type == fma_arith_type::bf16)) {
         return 7;
     }
-    if ((type == fma_float_type::bf16x2)) {
+    if ((type == fma_arith_type::bf16x2)) {
         return 0;
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int fma_float_type_b(fma_float_rnd, bool, bool, bool, fma_float_type type, fma_float_atype atype) {
-    if ((atype == fma_float_atype::f16)) {
+PTXGEN_PTX_CONSTEXPR int fma_arith_type_b(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype atype) {
+    if ((atype == fma_arith_atype::f16)) {
         return 7;
     }
-    if ((atype == fma_float_atype::bf16)) {
+    if ((atype == fma_arith_atype::bf16)) {
         return 7;
     }
-    if ((type == fma_float_type::f32)) {
+    if ((type == fma_arith_type::f32)) {
         return 3;
     }
-    if ((type == fma_float_type::f32x2)) {
+    if ((type == fma_arith_type::f32x2)) {
         return 2;
     }
-    if ((type == fma_float_type::f64)) {
+    if ((type == fma_arith_type::f64)) {
         return 4;
     }
-    if ((type == fma_float_type::f16)) {
+    if ((type == fma_arith_type::f16)) {
         return 7;
     }
-    if ((type == fma_float_type::f16x2)) {
+    if ((type == fma_arith_type::f16x2)) {
         return 0;
     }
-    if ((type == fma_float_type::bf16)) {
+    if ((type == fma_arith_type::bf16)) {
         return 7;
     }
-    if ((type == fma_float_type::bf16x2)) {
+    if ((type == fma_arith_type::bf16x2)) {
         return 0;
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int fma_float_type_c(fma_float_rnd, bool, bool, bool, fma_float_type type, fma_float_atype) {
+PTXGEN_PTX_CONSTEXPR int fma_arith_type_c(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype) {
     if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -177,49 +271,49 @@ PTXGEN_PTX_CONSTEXPR int fma_float_type_c(fma_float_rnd, bool, bool, bool, fma_f
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int min_float_type_a(bool, bool, min_float_abs, min_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int min_arith_type_a(bool, bool, bool, min_arith_abs, min_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int min_float_type_b(bool, bool, min_float_abs, min_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int min_arith_type_b(bool, bool, bool, min_arith_abs, min_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int max_float_type_a(bool, bool, max_float_abs, max_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int max_arith_type_a(bool, bool, bool, max_arith_abs, max_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int max_float_type_b(bool, bool, max_float_abs, max_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int max_arith_type_b(bool, bool, bool, max_arith_abs, max_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int neg_float_type_a(bool, neg_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int neg_arith_type_a(bool, neg_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int abs_float_type_a(bool, abs_float_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int abs_arith_type_a(bool, abs_arith_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -253,7 +347,7 @@ PTXGEN_PTX_DEVICE void add_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f32, atype = none.
  * Template parameters:
@@ -266,12 +360,12 @@ PTXGEN_PTX_DEVICE void add_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f32, add_float_atype::none)> add_f32(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f32, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f32, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> add_f32(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f32, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -316,7 +410,7 @@ PTXGEN_PTX_DEVICE void add_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: sat = false, type = f32x2, atype = none.
  * Template parameters:
@@ -328,12 +422,12 @@ PTXGEN_PTX_DEVICE void add_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)> add_f32x2(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -349,8 +443,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)> add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, false, add_float_type::f32x2, add_float_atype::none)>{}; }
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -378,7 +472,7 @@ PTXGEN_PTX_DEVICE void add_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = f64, atype = none.
  * Template parameters:
@@ -389,12 +483,12 @@ PTXGEN_PTX_DEVICE void add_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::f64, add_float_atype::none)> add_f64(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, false, false, add_float_type::f64, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, false, false, add_float_type::f64, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> add_f64(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::f64, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -435,7 +529,7 @@ PTXGEN_PTX_DEVICE void add_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16, atype = none.
  * Template parameters:
@@ -448,12 +542,12 @@ PTXGEN_PTX_DEVICE void add_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16, add_float_atype::none)> add_f16(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> add_f16(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -494,7 +588,7 @@ PTXGEN_PTX_DEVICE void add_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16x2, atype = none.
  * Template parameters:
@@ -507,12 +601,12 @@ PTXGEN_PTX_DEVICE void add_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16x2, add_float_atype::none)> add_f16x2(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16x2, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16x2, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> add_f16x2(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_float_type::f16x2, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -557,7 +651,7 @@ PTXGEN_PTX_DEVICE void add_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = bf16, atype = none.
  * Template parameters:
@@ -568,12 +662,12 @@ PTXGEN_PTX_DEVICE void add_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)> add_bf16(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -589,8 +683,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)> add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16, add_float_atype::none)>{}; }
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -622,7 +716,7 @@ PTXGEN_PTX_DEVICE void add_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = bf16x2, atype = none.
  * Template parameters:
@@ -633,12 +727,12 @@ PTXGEN_PTX_DEVICE void add_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)> add_bf16x2(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -654,8 +748,270 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, false, add_float_type::bf16x2, add_float_atype::none)>{}; }
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)>{}; }
+#endif
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u16, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("add.u16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u32, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("add.u32 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u64, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("add.u64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s16, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> add_s16(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("add.s16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s64, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("add.s64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = s32, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(
+    detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> a,
+    detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::add_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_s32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u16x2, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.u16x2
+    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                     asm volatile("add.u16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s16x2, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> b
+) {
+    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // add.s16x2
+    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                     asm volatile("add.s16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -687,7 +1043,7 @@ PTXGEN_PTX_DEVICE void add_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f32, atype = f16.
  * Template parameters:
@@ -699,12 +1055,12 @@ PTXGEN_PTX_DEVICE void add_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)> add_f32_f16(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -720,8 +1076,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::f16)>{}; }
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -753,7 +1109,7 @@ PTXGEN_PTX_DEVICE void add_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `add`: floating-point add: a + b (spec: spec/instructions/arith.yaml).
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f32, atype = bf16.
  * Template parameters:
@@ -765,12 +1121,12 @@ PTXGEN_PTX_DEVICE void add_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)> add_f32_bf16(
-    detail::reg_t<detail::add_float_type_a(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)> a,
-    detail::reg_t<detail::add_float_type_b(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)> b
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(
+    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> a,
+    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> b
 ) {
-    detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)> d{};
+    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -786,8 +1142,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <add_float_rnd PtxgenRnd = add_float_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)> add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_float_type_d(PtxgenRnd, false, PtxgenSat, add_float_type::f32, add_float_atype::bf16)>{}; }
+template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -816,7 +1172,7 @@ PTXGEN_PTX_DEVICE void sub_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f32, atype = none.
  * Template parameters:
@@ -829,12 +1185,12 @@ PTXGEN_PTX_DEVICE void sub_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f32, sub_float_atype::none)> sub_f32(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f32, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f32, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> sub_f32(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f32, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -879,7 +1235,7 @@ PTXGEN_PTX_DEVICE void sub_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: sat = false, type = f32x2, atype = none.
  * Template parameters:
@@ -891,12 +1247,12 @@ PTXGEN_PTX_DEVICE void sub_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)> sub_f32x2(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -912,8 +1268,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)> sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, false, sub_float_type::f32x2, sub_float_atype::none)>{}; }
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -941,7 +1297,7 @@ PTXGEN_PTX_DEVICE void sub_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = f64, atype = none.
  * Template parameters:
@@ -952,12 +1308,12 @@ PTXGEN_PTX_DEVICE void sub_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::f64, sub_float_atype::none)> sub_f64(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, false, false, sub_float_type::f64, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, false, false, sub_float_type::f64, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> sub_f64(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::f64, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -998,7 +1354,7 @@ PTXGEN_PTX_DEVICE void sub_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16, atype = none.
  * Template parameters:
@@ -1011,12 +1367,12 @@ PTXGEN_PTX_DEVICE void sub_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16, sub_float_atype::none)> sub_f16(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> sub_f16(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1057,7 +1413,7 @@ PTXGEN_PTX_DEVICE void sub_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16x2, atype = none.
  * Template parameters:
@@ -1070,12 +1426,12 @@ PTXGEN_PTX_DEVICE void sub_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16x2, sub_float_atype::none)> sub_f16x2(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16x2, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16x2, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> sub_f16x2(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_float_type::f16x2, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1120,7 +1476,7 @@ PTXGEN_PTX_DEVICE void sub_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = bf16, atype = none.
  * Template parameters:
@@ -1131,12 +1487,12 @@ PTXGEN_PTX_DEVICE void sub_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)> sub_bf16(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1152,8 +1508,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)> sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16, sub_float_atype::none)>{}; }
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1185,7 +1541,7 @@ PTXGEN_PTX_DEVICE void sub_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, sat = false, type = bf16x2, atype = none.
  * Template parameters:
@@ -1196,12 +1552,12 @@ PTXGEN_PTX_DEVICE void sub_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)> sub_bf16x2(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1217,9 +1573,201 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)> sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, false, sub_float_type::bf16x2, sub_float_atype::none)>{}; }
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)>{}; }
 #endif
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u16, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> sub_u16(
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // sub.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("sub.u16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u32, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> sub_u32(
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // sub.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("sub.u32 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u64, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> sub_u64(
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // sub.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("sub.u64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s16, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> sub_s16(
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // sub.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("sub.s16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s64, atype = none.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> a,
+    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // sub.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("sub.s64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of sub_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct sub_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = s32, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(
+    detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> a,
+    detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> b
+) {
+    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::sub_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: sub: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::sub_s32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
 // declarations (below).
@@ -1250,7 +1798,7 @@ PTXGEN_PTX_DEVICE void sub_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f32, atype = f16.
  * Template parameters:
@@ -1262,12 +1810,12 @@ PTXGEN_PTX_DEVICE void sub_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)> sub_f32_f16(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1283,8 +1831,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::f16)>{}; }
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1316,7 +1864,7 @@ PTXGEN_PTX_DEVICE void sub_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `sub`: floating-point sub: a - b (spec: spec/instructions/arith.yaml).
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f32, atype = bf16.
  * Template parameters:
@@ -1328,12 +1876,12 @@ PTXGEN_PTX_DEVICE void sub_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)> sub_f32_bf16(
-    detail::reg_t<detail::sub_float_type_a(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)> a,
-    detail::reg_t<detail::sub_float_type_b(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)> b
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(
+    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> a,
+    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> b
 ) {
-    detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)> d{};
+    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1349,8 +1897,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <sub_float_rnd PtxgenRnd = sub_float_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)> sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_float_type_d(PtxgenRnd, false, PtxgenSat, sub_float_type::f32, sub_float_atype::bf16)>{}; }
+template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1379,9 +1927,9 @@ PTXGEN_PTX_DEVICE void mul_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f32.
+ * Fixed by this wrapper: mode = none, type = f32.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  *   PtxgenFtz: ftz (true / false).
@@ -1392,12 +1940,12 @@ PTXGEN_PTX_DEVICE void mul_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f32)> mul_f32(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f32)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f32)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> mul_f32(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f32)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1442,9 +1990,9 @@ PTXGEN_PTX_DEVICE void mul_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: sat = false, type = f32x2.
+ * Fixed by this wrapper: mode = none, sat = false, type = f32x2.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  *   PtxgenFtz: ftz (true / false).
@@ -1454,12 +2002,12 @@ PTXGEN_PTX_DEVICE void mul_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)> mul_f32x2(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1475,8 +2023,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)> mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, false, mul_float_type::f32x2)>{}; }
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1504,9 +2052,9 @@ PTXGEN_PTX_DEVICE void mul_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, sat = false, type = f64.
+ * Fixed by this wrapper: mode = none, ftz = false, sat = false, type = f64.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  * Operands:
@@ -1515,12 +2063,12 @@ PTXGEN_PTX_DEVICE void mul_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::f64)> mul_f64(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, false, false, mul_float_type::f64)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, false, false, mul_float_type::f64)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> mul_f64(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::f64)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1561,9 +2109,9 @@ PTXGEN_PTX_DEVICE void mul_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16.
+ * Fixed by this wrapper: mode = none, type = f16.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  *   PtxgenFtz: ftz (true / false).
@@ -1574,12 +2122,12 @@ PTXGEN_PTX_DEVICE void mul_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16)> mul_f16(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> mul_f16(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1620,9 +2168,9 @@ PTXGEN_PTX_DEVICE void mul_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16x2.
+ * Fixed by this wrapper: mode = none, type = f16x2.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  *   PtxgenFtz: ftz (true / false).
@@ -1633,12 +2181,12 @@ PTXGEN_PTX_DEVICE void mul_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16x2)> mul_f16x2(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16x2)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16x2)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> mul_f16x2(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, mul_float_type::f16x2)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1683,9 +2231,9 @@ PTXGEN_PTX_DEVICE void mul_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, sat = false, type = bf16.
+ * Fixed by this wrapper: mode = none, ftz = false, sat = false, type = bf16.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  * Operands:
@@ -1694,12 +2242,12 @@ PTXGEN_PTX_DEVICE void mul_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16)> mul_bf16(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, false, false, mul_float_type::bf16)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, false, false, mul_float_type::bf16)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1715,8 +2263,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16)> mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16)>{}; }
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1748,9 +2296,9 @@ PTXGEN_PTX_DEVICE void mul_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `mul`: floating-point mul: a * b (spec: spec/instructions/arith.yaml).
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, sat = false, type = bf16x2.
+ * Fixed by this wrapper: mode = none, ftz = false, sat = false, type = bf16x2.
  * Template parameters:
  *   PtxgenRnd: rnd (none, rn, rz, rm, rp).
  * Operands:
@@ -1759,12 +2307,12 @@ PTXGEN_PTX_DEVICE void mul_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16x2)> mul_bf16x2(
-    detail::reg_t<detail::mul_float_type_a(PtxgenRnd, false, false, mul_float_type::bf16x2)> a,
-    detail::reg_t<detail::mul_float_type_b(PtxgenRnd, false, false, mul_float_type::bf16x2)> b
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(
+    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> a,
+    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> b
 ) {
-    detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16x2)> d{};
+    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1780,9 +2328,706 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <mul_float_rnd PtxgenRnd = mul_float_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16x2)> mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_float_type_d(PtxgenRnd, false, false, mul_float_type::bf16x2)>{}; }
+template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)>{}; }
 #endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mul_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u16.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_u16_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_u16_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mul_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u32.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> mul_u32(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_u32_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_u32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of mul_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u64.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> mul_u64(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_u64_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_u64_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mul_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s16.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> mul_s16(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_s16_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_s16_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mul_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s32.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> mul_s32(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_s32_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_s32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of mul_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mul_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mul_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mul`: mul: a * b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s64.
+ * Template parameters:
+ *   PtxgenMode: mode (none, hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> mul_s64(
+    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> a,
+    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> b
+) {
+    detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mul_s64_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mul: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mul_s64_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mad_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: sat = false, type = u16.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)> mad_u16(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u16)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u16)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u16)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_u16_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_u16_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mad_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: sat = false, type = u32.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)> mad_u32(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u32)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u32)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u32)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_u32_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_u32_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of mad_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: sat = false, type = u64.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)> mad_u64(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u64)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u64)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u64)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_u64_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_u64_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 3 forms of mad_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: sat = false, type = s16.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)> mad_s16(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::s16)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::s16)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::s16)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_s16_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_s16_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of mad_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: type = s32.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> mad_s32(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, PtxgenSat, mad_arith_type::s32)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, PtxgenSat, mad_arith_type::s32)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, PtxgenSat, mad_arith_type::s32)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_s32_forms0_table, detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMode)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_s32_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of mad_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mad_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mad_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `mad`: mad: a * b + c (its .hi, .lo or .wide part) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: sat = false, type = s64.
+ * Template parameters:
+ *   PtxgenMode: mode (hi, lo, wide).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second factor
+ *   c: the addend
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <mad_arith_mode PtxgenMode>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> mad_s64(
+    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::s64)> a,
+    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::s64)> b,
+    detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::s64)> c
+) {
+    detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::mad_s64_forms0_table, detail::form_digit(0, 3, static_cast<long long>(PtxgenMode))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mad: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mad_s64_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1810,7 +3055,7 @@ PTXGEN_PTX_DEVICE void fma_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: relu = false, type = f32, atype = none.
  * Template parameters:
@@ -1824,13 +3069,13 @@ PTXGEN_PTX_DEVICE void fma_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  *   c: the addend
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fma_float_rnd PtxgenRnd, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_float_type::f32, fma_float_atype::none)> fma_f32(
-    detail::reg_t<detail::fma_float_type_a(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_float_type::f32, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_float_type::f32, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_float_type::f32, fma_float_atype::none)> c
+template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> fma_f32(
+    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_float_type::f32, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1875,7 +3120,7 @@ PTXGEN_PTX_DEVICE void fma_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: relu = false, sat = false, type = f32x2, atype = none.
  * Template parameters:
@@ -1888,13 +3133,13 @@ PTXGEN_PTX_DEVICE void fma_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
  *   c: the addend
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fma_float_rnd PtxgenRnd, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> fma_f32x2(
-    detail::reg_t<detail::fma_float_type_a(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> c
+template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(
+    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1910,8 +3155,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <fma_float_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)> fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_float_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_float_type::f32x2, fma_float_atype::none)>{}; }
+template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1939,7 +3184,7 @@ PTXGEN_PTX_DEVICE void fma_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, relu = false, sat = false, type = f64, atype = none.
  * Template parameters:
@@ -1951,13 +3196,13 @@ PTXGEN_PTX_DEVICE void fma_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  *   c: the addend
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fma_float_rnd PtxgenRnd>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, false, fma_float_type::f64, fma_float_atype::none)> fma_f64(
-    detail::reg_t<detail::fma_float_type_a(PtxgenRnd, false, false, false, fma_float_type::f64, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(PtxgenRnd, false, false, false, fma_float_type::f64, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(PtxgenRnd, false, false, false, fma_float_type::f64, fma_float_atype::none)> c
+template <fma_arith_rnd PtxgenRnd>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> fma_f64(
+    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, false, fma_float_type::f64, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f64_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2000,7 +3245,7 @@ PTXGEN_PTX_DEVICE void fma_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: rnd = rn, type = f16, atype = none.
  * Template parameters:
@@ -2015,12 +3260,12 @@ PTXGEN_PTX_DEVICE void fma_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16, fma_float_atype::none)> fma_f16(
-    detail::reg_t<detail::fma_float_type_a(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16, fma_float_atype::none)> c
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> fma_f16(
+    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2063,7 +3308,7 @@ PTXGEN_PTX_DEVICE void fma_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: rnd = rn, type = f16x2, atype = none.
  * Template parameters:
@@ -2078,12 +3323,12 @@ PTXGEN_PTX_DEVICE void fma_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16x2, fma_float_atype::none)> fma_f16x2(
-    detail::reg_t<detail::fma_float_type_a(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16x2, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16x2, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16x2, fma_float_atype::none)> c
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> fma_f16x2(
+    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_float_type::f16x2, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2128,7 +3373,7 @@ PTXGEN_PTX_DEVICE void fma_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, type = bf16, atype = none.
  * Template parameters:
@@ -2141,12 +3386,12 @@ PTXGEN_PTX_DEVICE void fma_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> fma_bf16(
-    detail::reg_t<detail::fma_float_type_a(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> c
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(
+    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_bf16_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2163,7 +3408,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)> fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16, fma_float_atype::none)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2195,7 +3440,7 @@ PTXGEN_PTX_DEVICE void fma_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Pt
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, type = bf16x2, atype = none.
  * Template parameters:
@@ -2208,12 +3453,12 @@ PTXGEN_PTX_DEVICE void fma_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Pt
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> fma_bf16x2(
-    detail::reg_t<detail::fma_float_type_a(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> a,
-    detail::reg_t<detail::fma_float_type_b(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> b,
-    detail::reg_t<detail::fma_float_type_c(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> c
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(
+    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> a,
+    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> b,
+    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> d{};
+    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_bf16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2230,7 +3475,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)> fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_float_type_d(fma_float_rnd::rn, false, PtxgenRelu, false, fma_float_type::bf16x2, fma_float_atype::none)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2262,7 +3507,7 @@ PTXGEN_PTX_DEVICE void fma_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, P
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, relu = false, type = f32, atype = f16.
  * Template parameters:
@@ -2275,13 +3520,13 @@ PTXGEN_PTX_DEVICE void fma_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, P
  *   c: the addend
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fma_float_rnd PtxgenRnd, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> fma_f32_f16(
-    detail::reg_t<detail::fma_float_type_a(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> a,
-    detail::reg_t<detail::fma_float_type_b(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> b,
-    detail::reg_t<detail::fma_float_type_c(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> c
+template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(
+    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> a,
+    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> b,
+    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> d{};
+    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2297,8 +3542,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <fma_float_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)> fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::f16)>{}; }
+template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2330,7 +3575,7 @@ PTXGEN_PTX_DEVICE void fma_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, 
 #endif
 
 /**
- * `fma`: floating-point fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
+ * `fma`: fma: a * b + c, rounded once (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, relu = false, type = f32, atype = bf16.
  * Template parameters:
@@ -2343,13 +3588,13 @@ PTXGEN_PTX_DEVICE void fma_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, 
  *   c: the addend
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <fma_float_rnd PtxgenRnd, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> fma_f32_bf16(
-    detail::reg_t<detail::fma_float_type_a(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> a,
-    detail::reg_t<detail::fma_float_type_b(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> b,
-    detail::reg_t<detail::fma_float_type_c(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> c
+template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(
+    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> a,
+    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> b,
+    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> c
 ) {
-    detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> d{};
+    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2365,8 +3610,302 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <fma_float_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)> fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_float_type_d(PtxgenRnd, false, false, PtxgenSat, fma_float_type::f32, fma_float_atype::bf16)>{}; }
+template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)>{}; }
+#endif
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> min_u16(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("min.u16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u32.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> min_u32(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u32)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u32)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("min.u32 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> min_u64(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u64)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u64)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("min.u64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = s16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> min_s16(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s16)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s16)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_min_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("min.s16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of min_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct min_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_min_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_min_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> min_s32(
+    detail::reg_t<detail::min_arith_type_a(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> a,
+    detail::reg_t<detail::min_arith_type_b(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::min_s32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: min: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::min_s32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = s64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> min_s64(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s64)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s64)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("min.s64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of min_s16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct min_s16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s16x2.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(
+    detail::reg_t<detail::min_arith_type_a(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> a,
+    detail::reg_t<detail::min_arith_type_b(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::min_s16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: min: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::min_s16x2_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u16x2.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> b
+) {
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.u16x2
+    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                     asm volatile("min.u16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -2398,9 +3937,9 @@ PTXGEN_PTX_DEVICE void min_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f32.
+ * Fixed by this wrapper: relu = false, type = f32.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2411,12 +3950,12 @@ PTXGEN_PTX_DEVICE void min_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> min_f32(
-    detail::reg_t<detail::min_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> a,
-    detail::reg_t<detail::min_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(
+    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> a,
+    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> d{};
+    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2457,9 +3996,9 @@ PTXGEN_PTX_DEVICE void min_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f32.
+ * Fixed by this wrapper: relu = false, type = f32.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2471,13 +4010,13 @@ PTXGEN_PTX_DEVICE void min_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  *   c: the third input (three-input .f32 form)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> min_f32(
-    detail::reg_t<detail::min_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> a,
-    detail::reg_t<detail::min_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> b,
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(
+    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> a,
+    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> b,
     float c
 ) {
-    detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f32)> d{};
+    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2494,20 +4033,20 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, P
 }
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = f64.
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = f64.
  * Operands:
  *   d: the result
  *   a: the first input
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, false, min_float_abs::none, min_float_type::f64)> min_f64(
-    [[maybe_unused]] detail::reg_t<detail::min_float_type_a(false, false, min_float_abs::none, min_float_type::f64)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_float_type_b(false, false, min_float_abs::none, min_float_type::f64)> b
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> min_f64(
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::f64)> a,
+    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::f64)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(false, false, min_float_abs::none, min_float_type::f64)> d{};
+    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.f64
@@ -2551,9 +4090,9 @@ PTXGEN_PTX_DEVICE void min_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16.
+ * Fixed by this wrapper: relu = false, type = f16.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2564,12 +4103,12 @@ PTXGEN_PTX_DEVICE void min_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)> min_f16(
-    detail::reg_t<detail::min_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)> a,
-    detail::reg_t<detail::min_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(
+    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> a,
+    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)> d{};
+    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2585,8 +4124,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, P
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)> min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16)>{}; }
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2620,9 +4159,9 @@ PTXGEN_PTX_DEVICE void min_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16x2.
+ * Fixed by this wrapper: relu = false, type = f16x2.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2633,12 +4172,12 @@ PTXGEN_PTX_DEVICE void min_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)> min_f16x2(
-    detail::reg_t<detail::min_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)> a,
-    detail::reg_t<detail::min_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(
+    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> a,
+    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)> d{};
+    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2654,8 +4193,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, P
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)> min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, min_float_type::f16x2)>{}; }
+template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2689,9 +4228,9 @@ PTXGEN_PTX_DEVICE void min_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, type = bf16.
+ * Fixed by this wrapper: ftz = false, relu = false, type = bf16.
  * Template parameters:
  *   PtxgenNan: nan (true / false).
  *   PtxgenAbs: abs (none, xorsign.abs, abs).
@@ -2701,12 +4240,12 @@ PTXGEN_PTX_DEVICE void min_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)> min_bf16(
-    detail::reg_t<detail::min_float_type_a(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)> a,
-    detail::reg_t<detail::min_float_type_b(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)> b
+template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(
+    detail::reg_t<detail::min_arith_type_a(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> a,
+    detail::reg_t<detail::min_arith_type_b(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)> d{};
+    detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2722,8 +4261,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, Ptxge
     return d;
 }
 #else
-template <bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)> min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16)>{}; }
+template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2757,9 +4296,9 @@ PTXGEN_PTX_DEVICE void min_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `min`: floating-point min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Fixed by this wrapper: ftz = false, relu = false, type = bf16x2.
  * Template parameters:
  *   PtxgenNan: nan (true / false).
  *   PtxgenAbs: abs (none, xorsign.abs, abs).
@@ -2769,12 +4308,12 @@ PTXGEN_PTX_DEVICE void min_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)> min_bf16x2(
-    detail::reg_t<detail::min_float_type_a(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)> a,
-    detail::reg_t<detail::min_float_type_b(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)> b
+template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(
+    detail::reg_t<detail::min_arith_type_a(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> a,
+    detail::reg_t<detail::min_arith_type_b(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> b
 ) {
-    detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)> d{};
+    detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2790,8 +4329,302 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, Ptxge
     return d;
 }
 #else
-template <bool PtxgenNan = false, min_float_abs PtxgenAbs = min_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)> min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_float_type_d(false, PtxgenNan, PtxgenAbs, min_float_type::bf16x2)>{}; }
+template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)>{}; }
+#endif
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> max_u16(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("max.u16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u32.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> max_u32(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u32)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u32)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("max.u32 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> max_u64(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u64)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u64)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("max.u64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = s16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> max_s16(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s16)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s16)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_max_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("max.s16 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of max_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct max_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_max_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_max_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> max_s32(
+    detail::reg_t<detail::max_arith_type_a(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> a,
+    detail::reg_t<detail::max_arith_type_b(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::max_s32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: max: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::max_s32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = s64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> max_s64(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s64)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s64)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("max.s64 " "%0, %1, %2;" : "=l"(d) : "l"(a), "l"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of max_s16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct max_s16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s16x2.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(
+    detail::reg_t<detail::max_arith_type_a(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> a,
+    detail::reg_t<detail::max_arith_type_b(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::max_s16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: max: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::max_s16x2_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u16x2.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> b
+) {
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.u16x2
+    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+                     asm volatile("max.u16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -2823,9 +4656,9 @@ PTXGEN_PTX_DEVICE void max_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f32.
+ * Fixed by this wrapper: relu = false, type = f32.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2836,12 +4669,12 @@ PTXGEN_PTX_DEVICE void max_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> max_f32(
-    detail::reg_t<detail::max_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> a,
-    detail::reg_t<detail::max_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(
+    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> a,
+    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> d{};
+    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2882,9 +4715,9 @@ PTXGEN_PTX_DEVICE void max_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f32.
+ * Fixed by this wrapper: relu = false, type = f32.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2896,13 +4729,13 @@ PTXGEN_PTX_DEVICE void max_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  *   c: the third input (three-input .f32 form)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> max_f32(
-    detail::reg_t<detail::max_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> a,
-    detail::reg_t<detail::max_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> b,
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(
+    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> a,
+    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> b,
     float c
 ) {
-    detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f32)> d{};
+    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2919,20 +4752,20 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, P
 }
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = f64.
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = f64.
  * Operands:
  *   d: the result
  *   a: the first input
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, false, max_float_abs::none, max_float_type::f64)> max_f64(
-    [[maybe_unused]] detail::reg_t<detail::max_float_type_a(false, false, max_float_abs::none, max_float_type::f64)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_float_type_b(false, false, max_float_abs::none, max_float_type::f64)> b
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> max_f64(
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::f64)> a,
+    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::f64)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(false, false, max_float_abs::none, max_float_type::f64)> d{};
+    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.f64
@@ -2976,9 +4809,9 @@ PTXGEN_PTX_DEVICE void max_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16.
+ * Fixed by this wrapper: relu = false, type = f16.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -2989,12 +4822,12 @@ PTXGEN_PTX_DEVICE void max_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)> max_f16(
-    detail::reg_t<detail::max_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)> a,
-    detail::reg_t<detail::max_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(
+    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> a,
+    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)> d{};
+    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3010,8 +4843,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, P
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)> max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16)>{}; }
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3045,9 +4878,9 @@ PTXGEN_PTX_DEVICE void max_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: type = f16x2.
+ * Fixed by this wrapper: relu = false, type = f16x2.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
  *   PtxgenNan: nan (true / false).
@@ -3058,12 +4891,12 @@ PTXGEN_PTX_DEVICE void max_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)> max_f16x2(
-    detail::reg_t<detail::max_float_type_a(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)> a,
-    detail::reg_t<detail::max_float_type_b(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)> b
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(
+    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> a,
+    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)> d{};
+    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3079,8 +4912,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, P
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)> max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_float_type_d(PtxgenFtz, PtxgenNan, PtxgenAbs, max_float_type::f16x2)>{}; }
+template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3114,9 +4947,9 @@ PTXGEN_PTX_DEVICE void max_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, type = bf16.
+ * Fixed by this wrapper: ftz = false, relu = false, type = bf16.
  * Template parameters:
  *   PtxgenNan: nan (true / false).
  *   PtxgenAbs: abs (none, xorsign.abs, abs).
@@ -3126,12 +4959,12 @@ PTXGEN_PTX_DEVICE void max_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)> max_bf16(
-    detail::reg_t<detail::max_float_type_a(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)> a,
-    detail::reg_t<detail::max_float_type_b(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)> b
+template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(
+    detail::reg_t<detail::max_arith_type_a(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> a,
+    detail::reg_t<detail::max_arith_type_b(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)> d{};
+    detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3147,8 +4980,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, Ptxge
     return d;
 }
 #else
-template <bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)> max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16)>{}; }
+template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3182,9 +5015,9 @@ PTXGEN_PTX_DEVICE void max_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 #endif
 
 /**
- * `max`: floating-point max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Fixed by this wrapper: ftz = false, relu = false, type = bf16x2.
  * Template parameters:
  *   PtxgenNan: nan (true / false).
  *   PtxgenAbs: abs (none, xorsign.abs, abs).
@@ -3194,12 +5027,12 @@ PTXGEN_PTX_DEVICE void max_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)> max_bf16x2(
-    detail::reg_t<detail::max_float_type_a(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)> a,
-    detail::reg_t<detail::max_float_type_b(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)> b
+template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(
+    detail::reg_t<detail::max_arith_type_a(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> a,
+    detail::reg_t<detail::max_arith_type_b(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> b
 ) {
-    detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)> d{};
+    detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3215,9 +5048,84 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, Ptxge
     return d;
 }
 #else
-template <bool PtxgenNan = false, max_float_abs PtxgenAbs = max_float_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)> max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_float_type_d(false, PtxgenNan, PtxgenAbs, max_float_type::bf16x2)>{}; }
+template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)>{}; }
 #endif
+
+/**
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> neg_s16(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s16)> a
+) {
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // neg.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("neg.s16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s32)> a
+) {
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // neg.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("neg.s32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s64)> a
+) {
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // neg.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("neg.s64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3244,7 +5152,7 @@ PTXGEN_PTX_DEVICE void neg_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f32.
  * Template parameters:
@@ -3255,10 +5163,10 @@ PTXGEN_PTX_DEVICE void neg_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f32)> neg_f32(
-    detail::reg_t<detail::neg_float_type_a(PtxgenFtz, neg_float_type::f32)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(
+    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f32)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f32)> d{};
+    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3275,7 +5183,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_ty
 }
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f64.
  * Operands:
@@ -3283,10 +5191,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::f64)> neg_f64(
-    [[maybe_unused]] detail::reg_t<detail::neg_float_type_a(false, neg_float_type::f64)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> neg_f64(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::f64)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(false, neg_float_type::f64)> d{};
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.f64
@@ -3324,7 +5232,7 @@ PTXGEN_PTX_DEVICE void neg_f16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16.
  * Template parameters:
@@ -3335,10 +5243,10 @@ PTXGEN_PTX_DEVICE void neg_f16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f16)> neg_f16(
-    detail::reg_t<detail::neg_float_type_a(PtxgenFtz, neg_float_type::f16)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> neg_f16(
+    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f16)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f16)> d{};
+    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3379,7 +5287,7 @@ PTXGEN_PTX_DEVICE void neg_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16x2.
  * Template parameters:
@@ -3390,10 +5298,10 @@ PTXGEN_PTX_DEVICE void neg_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f16x2)> neg_f16x2(
-    detail::reg_t<detail::neg_float_type_a(PtxgenFtz, neg_float_type::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> neg_f16x2(
+    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f16x2)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_type::f16x2)> d{};
+    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f16x2_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3414,7 +5322,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_ty
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = bf16.
  * Operands:
@@ -3422,10 +5330,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(PtxgenFtz, neg_float_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16)> neg_bf16(
-    [[maybe_unused]] detail::reg_t<detail::neg_float_type_a(false, neg_float_type::bf16)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16)> d{};
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.bf16
@@ -3439,7 +5347,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16)> neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3447,7 +5355,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
 /**
- * `neg`: floating-point neg: -a (spec: spec/instructions/arith.yaml).
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = bf16x2.
  * Operands:
@@ -3455,10 +5363,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16x2)> neg_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::neg_float_type_a(false, neg_float_type::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(
+    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16x2)> a
 ) {
-    detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16x2)> d{};
+    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.bf16x2
@@ -3472,8 +5380,83 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16x2)> neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_float_type_d(false, neg_float_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)>{}; }
 #endif
+
+/**
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> abs_s16(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s16)> a
+) {
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // abs.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_abs_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("abs.s16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_abs_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> abs_s32(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s32)> a
+) {
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // abs.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_abs_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("abs.s32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_abs_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> abs_s64(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s64)> a
+) {
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // abs.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_abs_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("abs.s64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_abs_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -3500,7 +5483,7 @@ PTXGEN_PTX_DEVICE void abs_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f32.
  * Template parameters:
@@ -3511,10 +5494,10 @@ PTXGEN_PTX_DEVICE void abs_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f32)> abs_f32(
-    detail::reg_t<detail::abs_float_type_a(PtxgenFtz, abs_float_type::f32)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> abs_f32(
+    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f32)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f32)> d{};
+    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3531,7 +5514,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_ty
 }
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = f64.
  * Operands:
@@ -3539,10 +5522,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::f64)> abs_f64(
-    [[maybe_unused]] detail::reg_t<detail::abs_float_type_a(false, abs_float_type::f64)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> abs_f64(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::f64)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(false, abs_float_type::f64)> d{};
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.f64
@@ -3580,7 +5563,7 @@ PTXGEN_PTX_DEVICE void abs_f16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16.
  * Template parameters:
@@ -3591,10 +5574,10 @@ PTXGEN_PTX_DEVICE void abs_f16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f16)> abs_f16(
-    detail::reg_t<detail::abs_float_type_a(PtxgenFtz, abs_float_type::f16)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> abs_f16(
+    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f16)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f16)> d{};
+    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3635,7 +5618,7 @@ PTXGEN_PTX_DEVICE void abs_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: type = f16x2.
  * Template parameters:
@@ -3646,10 +5629,10 @@ PTXGEN_PTX_DEVICE void abs_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f16x2)> abs_f16x2(
-    detail::reg_t<detail::abs_float_type_a(PtxgenFtz, abs_float_type::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> abs_f16x2(
+    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f16x2)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_type::f16x2)> d{};
+    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f16x2_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3670,7 +5653,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_ty
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = bf16.
  * Operands:
@@ -3678,10 +5661,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(PtxgenFtz, abs_float_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16)> abs_bf16(
-    [[maybe_unused]] detail::reg_t<detail::abs_float_type_a(false, abs_float_type::bf16)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16)> d{};
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.bf16
@@ -3695,7 +5678,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16)> abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3703,7 +5686,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1ffffffeull)
 
 /**
- * `abs`: floating-point abs: |a| (spec: spec/instructions/arith.yaml).
+ * `abs`: abs: |a| (spec: spec/instructions/arith.yaml).
  *
  * Fixed by this wrapper: ftz = false, type = bf16x2.
  * Operands:
@@ -3711,10 +5694,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16x2)> abs_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::abs_float_type_a(false, abs_float_type::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(
+    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16x2)> a
 ) {
-    detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16x2)> d{};
+    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.bf16x2
@@ -3728,7 +5711,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16x2)> abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_float_type_d(false, abs_float_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)>{}; }
 #endif
 
 }  // namespace ptxgen::ptx

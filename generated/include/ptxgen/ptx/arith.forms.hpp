@@ -25,6 +25,8 @@ PTXGEN_PTX_DEVICE void arith_asm0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
     else if constexpr (PtxgenK == 3) asm volatile("%3 " "%0, %1, %2;" : "=h"(d) : "h"(a), "h"(b), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 4) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 5) asm volatile("%3 " "%0, %1, %2;" : "=f"(d) : "h"(a), "f"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 6) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "h"(a), "h"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 7) asm volatile("%3 " "%0, %1, %2;" : "=l"(d) : "r"(a), "r"(b), "C"(PtxgenT0::c));
 #endif
 }
 
@@ -33,12 +35,14 @@ PTXGEN_PTX_DEVICE void arith_asm0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void arith_asm1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 1) asm volatile("%4 " "%0, %1, %2, %3;" : "=l"(d) : "l"(a), "l"(b), "l"(c), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 2) asm volatile("%4 " "%0, %1, %2, %3;" : "=d"(d) : "d"(a), "d"(b), "d"(c), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 3) asm volatile("%4 " "%0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(c), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 4) asm volatile("%4 " "%0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 5) asm volatile("%4 " "%0, %1, %2, %3;" : "=f"(d) : "h"(a), "h"(b), "f"(c), "C"(PtxgenT0::c));
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%4 " "%0, %1, %2, %3;" : "=r"(d) : "h"(a), "h"(b), "r"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("%4 " "%0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%4 " "%0, %1, %2, %3;" : "=l"(d) : "r"(a), "r"(b), "l"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("%4 " "%0, %1, %2, %3;" : "=l"(d) : "l"(a), "l"(b), "l"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 5) asm volatile("%4 " "%0, %1, %2, %3;" : "=f"(d) : "f"(a), "f"(b), "f"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 6) asm volatile("%4 " "%0, %1, %2, %3;" : "=d"(d) : "d"(a), "d"(b), "d"(c), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 7) asm volatile("%4 " "%0, %1, %2, %3;" : "=f"(d) : "h"(a), "h"(b), "f"(c), "C"(PtxgenT0::c));
 #endif
 }
 
@@ -214,6 +218,27 @@ PTXGEN_PTX_DEVICE void add_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 #endif
+
+// add_s32_forms0: the opcode of each form, in the order of add_s32_forms0_table, as
+// two pieces (NUL-terminated texts in add_s32_forms0_opcode_pieces, at the offsets in
+// add_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_s32_forms0_opcode_pieces[] =
+    "\000add\000.s32\000add.sat\000";
+inline constexpr char add_s32_forms0_opcode[] =
+    "\001\005\012\005";
+inline constexpr char add_s32_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_s32_forms0_statement, PtxgenF), detail::opcode_text<add_s32_forms0_opcode_pieces, add_s32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
 
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // add_f32_f16_forms0: the opcode of each form, in the order of add_f32_f16_forms0_table, as
@@ -427,6 +452,27 @@ PTXGEN_PTX_DEVICE void sub_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 }
 #endif
 
+// sub_s32_forms0: the opcode of each form, in the order of sub_s32_forms0_table, as
+// two pieces (NUL-terminated texts in sub_s32_forms0_opcode_pieces, at the offsets in
+// sub_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char sub_s32_forms0_opcode_pieces[] =
+    "\000sub\000.s32\000sub.sat\000";
+inline constexpr char sub_s32_forms0_opcode[] =
+    "\001\005\012\005";
+inline constexpr char sub_s32_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(sub_s32_forms0_statement, PtxgenF), detail::opcode_text<sub_s32_forms0_opcode_pieces, sub_s32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // sub_f32_f16_forms0: the opcode of each form, in the order of sub_f32_f16_forms0_table, as
 // two pieces (NUL-terminated texts in sub_f32_f16_forms0_opcode_pieces, at the offsets in
@@ -639,6 +685,266 @@ PTXGEN_PTX_DEVICE void mul_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 }
 #endif
 
+// mul_u16_forms0: the opcode of each form, in the order of mul_u16_forms0_table, as
+// two pieces (NUL-terminated texts in mul_u16_forms0_opcode_pieces, at the offsets in
+// mul_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_u16_forms0_opcode_pieces[] =
+    "\000mul.hi\000.u16\000mul.lo\000mul."
+    "wide\000";
+inline constexpr char mul_u16_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mul_u16_forms0_statement[] =
+    "\003\003\006";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_u16_forms0_statement, PtxgenF), detail::opcode_text<mul_u16_forms0_opcode_pieces, mul_u16_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mul_u32_forms0: the opcode of each form, in the order of mul_u32_forms0_table, as
+// two pieces (NUL-terminated texts in mul_u32_forms0_opcode_pieces, at the offsets in
+// mul_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_u32_forms0_opcode_pieces[] =
+    "\000mul.hi\000.u32\000mul.lo\000mul."
+    "wide\000";
+inline constexpr char mul_u32_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mul_u32_forms0_statement[] =
+    "\004\004\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_u32_forms0_statement, PtxgenF), detail::opcode_text<mul_u32_forms0_opcode_pieces, mul_u32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mul_u64_forms0: the opcode of each form, in the order of mul_u64_forms0_table, as
+// two pieces (NUL-terminated texts in mul_u64_forms0_opcode_pieces, at the offsets in
+// mul_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_u64_forms0_opcode_pieces[] =
+    "\000mul.hi\000.u64\000mul.lo\000";
+inline constexpr char mul_u64_forms0_opcode[] =
+    "\001\010\015\010";
+inline constexpr char mul_u64_forms0_statement[] =
+    "\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_u64_forms0_statement, PtxgenF), detail::opcode_text<mul_u64_forms0_opcode_pieces, mul_u64_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mul_s16_forms0: the opcode of each form, in the order of mul_s16_forms0_table, as
+// two pieces (NUL-terminated texts in mul_s16_forms0_opcode_pieces, at the offsets in
+// mul_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_s16_forms0_opcode_pieces[] =
+    "\000mul.hi\000.s16\000mul.lo\000mul."
+    "wide\000";
+inline constexpr char mul_s16_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mul_s16_forms0_statement[] =
+    "\003\003\006";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_s16_forms0_statement, PtxgenF), detail::opcode_text<mul_s16_forms0_opcode_pieces, mul_s16_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mul_s32_forms0: the opcode of each form, in the order of mul_s32_forms0_table, as
+// two pieces (NUL-terminated texts in mul_s32_forms0_opcode_pieces, at the offsets in
+// mul_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_s32_forms0_opcode_pieces[] =
+    "\000mul.hi\000.s32\000mul.lo\000mul."
+    "wide\000";
+inline constexpr char mul_s32_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mul_s32_forms0_statement[] =
+    "\004\004\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_s32_forms0_statement, PtxgenF), detail::opcode_text<mul_s32_forms0_opcode_pieces, mul_s32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mul_s64_forms0: the opcode of each form, in the order of mul_s64_forms0_table, as
+// two pieces (NUL-terminated texts in mul_s64_forms0_opcode_pieces, at the offsets in
+// mul_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mul_s64_forms0_opcode_pieces[] =
+    "\000mul.hi\000.s64\000mul.lo\000";
+inline constexpr char mul_s64_forms0_opcode[] =
+    "\001\010\015\010";
+inline constexpr char mul_s64_forms0_statement[] =
+    "\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void mul_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(mul_s64_forms0_statement, PtxgenF), detail::opcode_text<mul_s64_forms0_opcode_pieces, mul_s64_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_u16_forms0: the opcode of each form, in the order of mad_u16_forms0_table, as
+// two pieces (NUL-terminated texts in mad_u16_forms0_opcode_pieces, at the offsets in
+// mad_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_u16_forms0_opcode_pieces[] =
+    "\000mad.hi\000.u16\000mad.lo\000mad."
+    "wide\000";
+inline constexpr char mad_u16_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mad_u16_forms0_statement[] =
+    "\000\000\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_u16_forms0_statement, PtxgenF), detail::opcode_text<mad_u16_forms0_opcode_pieces, mad_u16_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_u32_forms0: the opcode of each form, in the order of mad_u32_forms0_table, as
+// two pieces (NUL-terminated texts in mad_u32_forms0_opcode_pieces, at the offsets in
+// mad_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_u32_forms0_opcode_pieces[] =
+    "\000mad.hi\000.u32\000mad.lo\000mad."
+    "wide\000";
+inline constexpr char mad_u32_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mad_u32_forms0_statement[] =
+    "\002\002\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_u32_forms0_statement, PtxgenF), detail::opcode_text<mad_u32_forms0_opcode_pieces, mad_u32_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_u64_forms0: the opcode of each form, in the order of mad_u64_forms0_table, as
+// two pieces (NUL-terminated texts in mad_u64_forms0_opcode_pieces, at the offsets in
+// mad_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_u64_forms0_opcode_pieces[] =
+    "\000mad.hi\000.u64\000mad.lo\000";
+inline constexpr char mad_u64_forms0_opcode[] =
+    "\001\010\015\010";
+inline constexpr char mad_u64_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_u64_forms0_statement, PtxgenF), detail::opcode_text<mad_u64_forms0_opcode_pieces, mad_u64_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_s16_forms0: the opcode of each form, in the order of mad_s16_forms0_table, as
+// two pieces (NUL-terminated texts in mad_s16_forms0_opcode_pieces, at the offsets in
+// mad_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_s16_forms0_opcode_pieces[] =
+    "\000mad.hi\000.s16\000mad.lo\000mad."
+    "wide\000";
+inline constexpr char mad_s16_forms0_opcode[] =
+    "\001\010\015\010\024\010";
+inline constexpr char mad_s16_forms0_statement[] =
+    "\000\000\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_s16_forms0_statement, PtxgenF), detail::opcode_text<mad_s16_forms0_opcode_pieces, mad_s16_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_s32_forms0: the opcode of each form, in the order of mad_s32_forms0_table, as
+// two pieces (NUL-terminated texts in mad_s32_forms0_opcode_pieces, at the offsets in
+// mad_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_s32_forms0_opcode_pieces[] =
+    "\000mad.hi\000.s32\000.sat.s32\000ma"
+    "d.lo\000mad.wide\000";
+inline constexpr char mad_s32_forms0_opcode[] =
+    "\001\010\001\015\026\010\035\010";
+inline constexpr char mad_s32_forms0_statement[] =
+    "\002\002\002\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_s32_forms0_statement, PtxgenF), detail::opcode_text<mad_s32_forms0_opcode_pieces, mad_s32_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// mad_s64_forms0: the opcode of each form, in the order of mad_s64_forms0_table, as
+// two pieces (NUL-terminated texts in mad_s64_forms0_opcode_pieces, at the offsets in
+// mad_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mad_s64_forms0_opcode_pieces[] =
+    "\000mad.hi\000.s64\000mad.lo\000";
+inline constexpr char mad_s64_forms0_opcode[] =
+    "\001\010\015\010";
+inline constexpr char mad_s64_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void mad_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm1<detail::packed_at<1>(mad_s64_forms0_statement, PtxgenF), detail::opcode_text<mad_s64_forms0_opcode_pieces, mad_s64_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // fma_f32_forms0: the opcode of each form, in the order of fma_f32_forms0_table, as
 // two pieces (NUL-terminated texts in fma_f32_forms0_opcode_pieces, at the offsets in
 // fma_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -652,7 +958,7 @@ inline constexpr char fma_f32_forms0_opcode[] =
     "\001\010\001\015\001\026\001\037,\010,\015,\026,\0373\0103\0153\0263\037"
     ":\010:\015:\026:\037";
 inline constexpr char fma_f32_forms0_statement[] =
-    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+    "\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -675,7 +981,7 @@ inline constexpr char fma_f32x2_forms0_opcode_pieces[] =
 inline constexpr char fma_f32x2_forms0_opcode[] =
     "\001\010\001\017\032\010\032\017!\010!\017(\010(\017";
 inline constexpr char fma_f32x2_forms0_statement[] =
-    "\001\001\001\001\001\001\001\001";
+    "\004\004\004\004\004\004\004\004";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -698,7 +1004,7 @@ inline constexpr char fma_f64_forms0_opcode_pieces[] =
 inline constexpr char fma_f64_forms0_opcode[] =
     "\001\010\015\010\024\010\033\010";
 inline constexpr char fma_f64_forms0_statement[] =
-    "\002\002\002\002";
+    "\006\006\006\006";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -720,7 +1026,7 @@ inline constexpr char fma_f16_forms0_opcode_pieces[] =
 inline constexpr char fma_f16_forms0_opcode[] =
     "\001\010\001\015\001\026 \010 \015 \026";
 inline constexpr char fma_f16_forms0_statement[] =
-    "\003\003\003\003\003\003";
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -743,7 +1049,7 @@ inline constexpr char fma_f16x2_forms0_opcode_pieces[] =
 inline constexpr char fma_f16x2_forms0_opcode[] =
     "\001\010\001\017\001\032&\010&\017&\032";
 inline constexpr char fma_f16x2_forms0_statement[] =
-    "\004\004\004\004\004\004";
+    "\002\002\002\002\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -766,7 +1072,7 @@ inline constexpr char fma_bf16_forms0_opcode_pieces[] =
 inline constexpr char fma_bf16_forms0_opcode[] =
     "\001\010\001\016";
 inline constexpr char fma_bf16_forms0_statement[] =
-    "\003\003";
+    "\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -790,7 +1096,7 @@ inline constexpr char fma_bf16x2_forms0_opcode_pieces[] =
 inline constexpr char fma_bf16x2_forms0_opcode[] =
     "\001\010\020\010";
 inline constexpr char fma_bf16x2_forms0_statement[] =
-    "\004\004";
+    "\002\002";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -815,7 +1121,7 @@ inline constexpr char fma_f32_f16_forms0_opcode_pieces[] =
 inline constexpr char fma_f32_f16_forms0_opcode[] =
     "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
 inline constexpr char fma_f32_f16_forms0_statement[] =
-    "\005\005\005\005\005\005\005\005";
+    "\007\007\007\007\007\007\007\007";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -840,12 +1146,56 @@ inline constexpr char fma_f32_bf16_forms0_opcode_pieces[] =
 inline constexpr char fma_f32_bf16_forms0_opcode[] =
     "\001\010\001\022 \010 \022'\010'\022.\010.\022";
 inline constexpr char fma_f32_bf16_forms0_statement[] =
-    "\005\005\005\005\005\005\005\005";
+    "\007\007\007\007\007\007\007\007";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void fma_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
 #if PTXGEN_PTX_C_CONSTRAINT
     arith_asm1<detail::packed_at<1>(fma_f32_bf16_forms0_statement, PtxgenF), detail::opcode_text<fma_f32_bf16_forms0_opcode_pieces, fma_f32_bf16_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// min_s32_forms0: the opcode of each form, in the order of min_s32_forms0_table, as
+// two pieces (NUL-terminated texts in min_s32_forms0_opcode_pieces, at the offsets in
+// min_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char min_s32_forms0_opcode_pieces[] =
+    "\000min\000.s32\000min.relu\000";
+inline constexpr char min_s32_forms0_opcode[] =
+    "\001\005\012\005";
+inline constexpr char min_s32_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(min_s32_forms0_statement, PtxgenF), detail::opcode_text<min_s32_forms0_opcode_pieces, min_s32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// min_s16x2_forms0: the opcode of each form, in the order of min_s16x2_forms0_table, as
+// two pieces (NUL-terminated texts in min_s16x2_forms0_opcode_pieces, at the offsets in
+// min_s16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char min_s16x2_forms0_opcode_pieces[] =
+    "\000min\000.s16x2\000min.relu\000";
+inline constexpr char min_s16x2_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char min_s16x2_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(min_s16x2_forms0_statement, PtxgenF), detail::opcode_text<min_s16x2_forms0_opcode_pieces, min_s16x2_forms0_opcode, 1, PtxgenF>>(d, a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -886,7 +1236,7 @@ inline constexpr char min_f32_forms1_opcode_pieces[] =
 inline constexpr char min_f32_forms1_opcode[] =
     "\001\005\001\012\023\005\023\012\033\005\033\012#\005#\012";
 inline constexpr char min_f32_forms1_statement[] =
-    "\000\000\000\000\000\000\000\000";
+    "\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void min_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
@@ -995,6 +1345,50 @@ PTXGEN_PTX_DEVICE void min_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 }
 #endif
 
+// max_s32_forms0: the opcode of each form, in the order of max_s32_forms0_table, as
+// two pieces (NUL-terminated texts in max_s32_forms0_opcode_pieces, at the offsets in
+// max_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char max_s32_forms0_opcode_pieces[] =
+    "\000max\000.s32\000max.relu\000";
+inline constexpr char max_s32_forms0_opcode[] =
+    "\001\005\012\005";
+inline constexpr char max_s32_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(max_s32_forms0_statement, PtxgenF), detail::opcode_text<max_s32_forms0_opcode_pieces, max_s32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// max_s16x2_forms0: the opcode of each form, in the order of max_s16x2_forms0_table, as
+// two pieces (NUL-terminated texts in max_s16x2_forms0_opcode_pieces, at the offsets in
+// max_s16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char max_s16x2_forms0_opcode_pieces[] =
+    "\000max\000.s16x2\000max.relu\000";
+inline constexpr char max_s16x2_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char max_s16x2_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(max_s16x2_forms0_statement, PtxgenF), detail::opcode_text<max_s16x2_forms0_opcode_pieces, max_s16x2_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
 // max_f32_forms0: the opcode of each form, in the order of max_f32_forms0_table, as
 // two pieces (NUL-terminated texts in max_f32_forms0_opcode_pieces, at the offsets in
 // max_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1029,7 +1423,7 @@ inline constexpr char max_f32_forms1_opcode_pieces[] =
 inline constexpr char max_f32_forms1_opcode[] =
     "\001\005\001\012\023\005\023\012\033\005\033\012#\005#\012";
 inline constexpr char max_f32_forms1_statement[] =
-    "\000\000\000\000\000\000\000\000";
+    "\005\005\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void max_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
