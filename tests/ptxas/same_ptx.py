@@ -348,7 +348,8 @@ CASES = [
          "    std::uint16_t r1;\n"
          '    asm volatile("cvt.rn.relu.bf16x2.f32 %0, %1, %2;" : "=r"(r0) : "f"(a), "f"(b));\n'
          "    out[0] = r0;\n"
-         '    asm volatile("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r1) : "f"(a), "f"(b));\n'
+         '    asm volatile("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"'
+         ' : "=h"(r1) : "f"(a), "f"(b));\n'
          "    out[1] = r1;\n"
          '    asm volatile("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(r2) : "h"(h));\n'
          "    out[2] = r2;\n"
@@ -364,16 +365,19 @@ CASES = [
          "(v, 0xffffffffu);\n"
          "    out[4] = ptxgen::ptx::activemask();",
          "std::uint32_t r0, r1, r2, r3, r4;\n"
-         '    asm volatile("redux.sync.add.u32 %0, %1, %2;" : "=r"(r0) : "r"(v), "r"(0xffffffffu));\n'
+         '    asm volatile("redux.sync.add.u32 %0, %1, %2;"'
+         ' : "=r"(r0) : "r"(v), "r"(0xffffffffu));\n'
          "    out[0] = r0;\n"
          '    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, %3, %4;" : "=r"(r1)\n'
          '                 : "r"(v), "r"(lane), "r"(31u), "r"(0xffffffffu));\n'
          "    out[1] = r1;\n"
          '    asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %1, 0;\\n\\t"\n'
          '                 "vote.sync.ballot.b32 %0, p, %2;\\n\\t}"\n'
-         '                 : "=r"(r2) : "r"(static_cast<std::uint32_t>(v > 7)), "r"(0xffffffffu));\n'
+         '                 : "=r"(r2) : "r"(static_cast<std::uint32_t>(v > 7)),'
+         ' "r"(0xffffffffu));\n'
          "    out[2] = r2;\n"
-         '    asm volatile("match.any.sync.b32 %0, %1, %2;" : "=r"(r3) : "r"(v), "r"(0xffffffffu));\n'
+         '    asm volatile("match.any.sync.b32 %0, %1, %2;"'
+         ' : "=r"(r3) : "r"(v), "r"(0xffffffffu));\n'
          "    out[3] = r3;\n"
          '    asm volatile("activemask.b32 %0;" : "=r"(r4));\n'
          "    out[4] = r4;"),
@@ -384,13 +388,15 @@ CASES = [
          "    out[2] = ptxgen::ptx::bfe<ptxgen::ptx::bfe_extract_type::u32>(a, b, c);\n"
          "    out[3] = ptxgen::ptx::bfi<ptxgen::ptx::bfi_insert_type::b32>(a, b, c, 8u);",
          "std::uint32_t r0, r1, r2, r3;\n"
-         '    asm volatile("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(r0) : "r"(a), "r"(b), "r"(c), "n"(0x96));\n'
+         '    asm volatile("lop3.b32 %0, %1, %2, %3, %4;"'
+         ' : "=r"(r0) : "r"(a), "r"(b), "r"(c), "n"(0x96));\n'
          "    out[0] = r0;\n"
          '    asm volatile("prmt.b32 %0, %1, %2, %3;" : "=r"(r1) : "r"(a), "r"(b), "r"(c));\n'
          "    out[1] = r1;\n"
          '    asm volatile("bfe.u32 %0, %1, %2, %3;" : "=r"(r2) : "r"(a), "r"(b), "r"(c));\n'
          "    out[2] = r2;\n"
-         '    asm volatile("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r3) : "r"(a), "r"(b), "r"(c), "r"(8u));\n'
+         '    asm volatile("bfi.b32 %0, %1, %2, %3, %4;"'
+         ' : "=r"(r3) : "r"(a), "r"(b), "r"(c), "r"(8u));\n'
          "    out[3] = r3;"),
     Case("ex2 (math)", "sm_90",
          "float a, std::uint32_t h2, float* out, std::uint32_t* out2",
