@@ -537,9 +537,10 @@ class _InstructionView:
         gone = {o.name for o in ins.operands if o.name in self.fixed}
         for d, item, path in self._items("deviations", ins.deviations):
             when = self._when_kept(path, item["when"], d.when)
-            if when is not None:
-                self.deviations.append(replace(d, when=when,
-                                               targets=self._targets_of(d.selectors)))
+            if when is not None and d.targets is not None and not d.targets & self.existing:
+                self.edit.drop(path)  # on targets none of which exists at the version
+            elif when is not None:
+                self.deviations.append(self._gate(d, path, when))
         for r, item, path in self._items("descriptor_rules", ins.descriptor_rules):
             when = None if item["operand"] in gone else self._when_kept(
                 path, item["when"], r.when)
@@ -620,6 +621,21 @@ class _InstructionView:
 
     def _gate(self, g: Gate, path: Path_, when: Condition) -> Gate:
         """A gate with the condition ``when``, on the targets of its that exist then."""
+        late = {t for t, v in g.later if vkey(v) > vkey(self.version)}
+        if late:  # targets that have the feature only from a later version: not here
+            names = (g.targets if g.targets is not None else frozenset(self.vt.names))
+            sels = self._selectors_for(names & self.existing - late)
+            if sels is None:
+                raise ViewError(f"{self.ins.spec_file}: {self.ins.id}: the targets of gate "
+                                f"{g.id} cannot be written at PTX ISA {self.version}")
+            self.edit.replace(path + ("targets",), sels)
+            rest = {t: v for t, v in g.later if t not in late}
+            if rest:
+                self.edit.replace(path + ("later",), rest)
+            else:
+                self.edit.drop(path + ("later",))
+            return replace(g, when=when, selectors=tuple(sels),
+                           targets=self._targets_of(sels), later=tuple(sorted(rest.items())))
         selectors = self._retarget(path, g.selectors, g.targets)
         if when is g.when and selectors == g.selectors and g.targets is None:
             return g
@@ -1031,7 +1047,11 @@ class _InstructionView:
             s = f.support
             vs = supports.get(id(s))
             if vs is None:
-                vs = supports[id(s)] = Support(s.targets & self.existing, s.since, s.gates)
+                # a target that has the form only from a later version has it not here
+                late = {t for t, v in s.later if vkey(v) > vkey(self.version)}
+                vs = supports[id(s)] = Support(
+                    (s.targets & self.existing) - late, s.since, s.gates,
+                    tuple((t, v) for t, v in s.later if t not in late))
             vf.__dict__["support"] = vs
             if "opcode" in f.__dict__:
                 vf.__dict__["opcode"] = f.__dict__["opcode"]
