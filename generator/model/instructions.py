@@ -438,6 +438,9 @@ class Gate:
     toolkits: tuple[str, ...] = ()
     # A deviation that accepts more: the ISA's gates these toolkits do not apply.
     replaces: tuple[str, ...] = ()
+    # (target, version): targets of the gate that have the feature only from this later
+    # version
+    later: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -474,16 +477,31 @@ class Support:
     targets: frozenset[str]
     since: str | None
     gates: tuple[str, ...]
+    # targets that have the form only from a later version than ``since`` (a gate's
+    # ``later``: cvt .e4m3x2 on sm_89 from 8.1, on sm_90 from 7.8), sorted
+    later: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def since_all(self) -> str | None:
+        """The version from which every target of the form has it (``since`` without
+        ``later``)."""
+        return max((v for _, v in self.later), key=vkey, default=self.since) \
+            if self.later else self.since
 
     def matrix(self, targets: Targets) -> dict[str, str]:
         """{target: first PTX ISA version} for every target that supports the form
         (computed once per distinct support and targets; a fresh dict each call)."""
-        return dict(targets.matrix(self.targets, self.since))
+        out = dict(targets.matrix(self.targets, self.since))
+        for t, v in self.later:
+            if t in out and vkey(v) > vkey(out[t]):
+                out[t] = v
+        return out
 
     def supported(self, targets: Targets, target: str, version: str) -> bool:
         t = targets.get(target)
         return (target in self.targets and t.exists_at(version)
-                and (self.since is None or vkey(version) >= vkey(self.since)))
+                and (self.since is None or vkey(version) >= vkey(self.since))
+                and all(vkey(version) >= vkey(v) for n, v in self.later if n == target))
 
 
 @dataclass(frozen=True)
@@ -872,6 +890,7 @@ class Instruction:
                 if combination is True else combination)
         if isinstance(comb, Combination) and comb.gate is not None:
             gates.insert(0, comb.gate)
+        later: dict[str, str] = {}
         for g in gates:
             if not g.when(form):
                 continue
@@ -880,7 +899,10 @@ class Instruction:
                 allowed &= g.targets
             if g.since is not None and (since is None or vkey(g.since) > vkey(since)):
                 since = g.since
-        return Support(allowed, since, tuple(used))
+            for t, v in g.later:
+                if t not in later or vkey(v) > vkey(later[t]):
+                    later[t] = v
+        return Support(allowed, since, tuple(used), _later(later, allowed, since))
 
     # -- text -----------------------------------------------------------------
     def render_opcode(self, form: Mapping[str, str]) -> str:
@@ -1076,7 +1098,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         tset: frozenset[str] | None = None
         if sel:
             tset = frozenset().union(*(targets.select(s) for s in sel))
-        return Gate(gid, when, tset, sel, r.get("since"), prov(r), r.get("description", ""))
+        return Gate(gid, when, tset, sel, r.get("since"), prov(r), r.get("description", ""),
+                    later=tuple(sorted(r.get("later", {}).items())))
 
     quals = []
     for q in raw["qualifiers"]:
@@ -1554,6 +1577,13 @@ def _as_spec(values: Any) -> Any:
     return list(values) if isinstance(values, tuple) else values
 
 
+def _later(later: Mapping[str, str], allowed: frozenset[str],
+           since: str | None) -> tuple[tuple[str, str], ...]:
+    """A support's later targets: those it has, later than its ``since``."""
+    return tuple(sorted((t, v) for t, v in later.items()
+                        if t in allowed and (since is None or vkey(v) > vkey(since))))
+
+
 def gate_text(g: Gate) -> str:
     """Where a gate allows, in words: "on sm_100f, sm_120f from PTX ISA 8.7"."""
     parts = []
@@ -1561,6 +1591,8 @@ def gate_text(g: Gate) -> str:
         parts.append("on " + ", ".join(g.selectors))
     if g.since is not None:
         parts.append(f"from PTX ISA {g.since}")
+    if g.later:
+        parts.append("(" + ", ".join(f"{t} from {v}" for t, v in g.later) + ")")
     return " ".join(parts) + f" [{g.id}]"
 
 
@@ -1589,7 +1621,7 @@ def value_support(ins: Instruction, form: Mapping[str, str], use: OperandUse, va
     since = sup.since
     if g.since is not None and (since is None or vkey(g.since) > vkey(since)):
         since = g.since
-    return Support(targets, since, (*sup.gates, g.id))
+    return Support(targets, since, (*sup.gates, g.id), _later(dict(sup.later), targets, since))
 
 
 def build(ins: Instruction, args: Mapping[str, object], ptx_isa: str | None = None) -> str:

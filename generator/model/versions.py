@@ -1031,7 +1031,7 @@ class _InstructionView:
             s = f.support
             vs = supports.get(id(s))
             if vs is None:
-                vs = supports[id(s)] = Support(s.targets & self.existing, s.since, s.gates)
+                vs = supports[id(s)] = Support(s.targets & self.existing, s.since, s.gates, s.later)
             vf.__dict__["support"] = vs
             if "opcode" in f.__dict__:
                 vf.__dict__["opcode"] = f.__dict__["opcode"]

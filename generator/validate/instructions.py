@@ -343,6 +343,11 @@ class _InstrChecker(_Checker):
                 self.selectors(p + ("targets",), item.get("targets", []))
                 if versions:
                     self.version(p + ("since",), item.get("since"), versions)
+                for t, v in item.get("later", {}).items():
+                    if self.targets is not None and t not in self.targets.names:
+                        self.err(p + ("later", t), f"no target {t!r}", key=True)
+                    if versions:
+                        self.version(p + ("later", t), v, versions)
                 for name, spec in item.get("operands", {}).items():
                     if name not in {o["name"] for o in raw["operands"]}:
                         self.err(p + ("operands", name), f"no operand {name!r}", key=True)

@@ -338,6 +338,79 @@ CASES = [
          '                 : "=r"(y) : "q"(r));\n'
          "    out[1] = y;\n"
          "    out[2] = c[0];"),
+    Case("cvt (packs)", "sm_90",
+         "float a, float b, std::uint16_t h, std::uint32_t* out",
+         "out[0] = ptxgen::ptx::cvt_bf16x2_f32<ptxgen::ptx::cvt_float_rnd::rn, true>(a, b);\n"
+         "    out[1] = ptxgen::ptx::cvt_e4m3x2_f32<ptxgen::ptx::cvt_float_rnd::rn>(a, b);\n"
+         "    out[2] = ptxgen::ptx::cvt_f16x2_e5m2x2(h);\n"
+         "    out[3] = ptxgen::ptx::cvt_tf32_f32<ptxgen::ptx::cvt_float_rnd::rna>(a);",
+         "std::uint32_t r0, r2, r3;\n"
+         "    std::uint16_t r1;\n"
+         '    asm volatile("cvt.rn.relu.bf16x2.f32 %0, %1, %2;" : "=r"(r0) : "f"(a), "f"(b));\n'
+         "    out[0] = r0;\n"
+         '    asm volatile("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r1) : "f"(a), "f"(b));\n'
+         "    out[1] = r1;\n"
+         '    asm volatile("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(r2) : "h"(h));\n'
+         "    out[2] = r2;\n"
+         '    asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(r3) : "f"(a));\n'
+         "    out[3] = r3;"),
+    Case("redux.sync (warp collectives)", "sm_80",
+         "std::uint32_t v, std::uint32_t lane, std::uint32_t* out",
+         "out[0] = ptxgen::ptx::redux_sync<ptxgen::ptx::redux_sync_op::add, "
+         "ptxgen::ptx::redux_sync_type::u32>(v, 0xffffffffu);\n"
+         "    out[1] = ptxgen::ptx::shfl_sync_bfly(v, lane, 31u, 0xffffffffu);\n"
+         "    out[2] = ptxgen::ptx::vote_sync_ballot(v > 7, 0xffffffffu);\n"
+         "    out[3] = ptxgen::ptx::match_any_sync<ptxgen::ptx::match_sync_type::b32>"
+         "(v, 0xffffffffu);\n"
+         "    out[4] = ptxgen::ptx::activemask();",
+         "std::uint32_t r0, r1, r2, r3, r4;\n"
+         '    asm volatile("redux.sync.add.u32 %0, %1, %2;" : "=r"(r0) : "r"(v), "r"(0xffffffffu));\n'
+         "    out[0] = r0;\n"
+         '    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, %3, %4;" : "=r"(r1)\n'
+         '                 : "r"(v), "r"(lane), "r"(31u), "r"(0xffffffffu));\n'
+         "    out[1] = r1;\n"
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %1, 0;\\n\\t"\n'
+         '                 "vote.sync.ballot.b32 %0, p, %2;\\n\\t}"\n'
+         '                 : "=r"(r2) : "r"(static_cast<std::uint32_t>(v > 7)), "r"(0xffffffffu));\n'
+         "    out[2] = r2;\n"
+         '    asm volatile("match.any.sync.b32 %0, %1, %2;" : "=r"(r3) : "r"(v), "r"(0xffffffffu));\n'
+         "    out[3] = r3;\n"
+         '    asm volatile("activemask.b32 %0;" : "=r"(r4));\n'
+         "    out[4] = r4;"),
+    Case("lop3 (bits)", "sm_75",
+         "std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t* out",
+         "out[0] = ptxgen::ptx::lop3(a, b, c, ptxgen::ptx::imm<0x96>);\n"
+         "    out[1] = ptxgen::ptx::prmt(a, b, c);\n"
+         "    out[2] = ptxgen::ptx::bfe<ptxgen::ptx::bfe_extract_type::u32>(a, b, c);\n"
+         "    out[3] = ptxgen::ptx::bfi<ptxgen::ptx::bfi_insert_type::b32>(a, b, c, 8u);",
+         "std::uint32_t r0, r1, r2, r3;\n"
+         '    asm volatile("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(r0) : "r"(a), "r"(b), "r"(c), "n"(0x96));\n'
+         "    out[0] = r0;\n"
+         '    asm volatile("prmt.b32 %0, %1, %2, %3;" : "=r"(r1) : "r"(a), "r"(b), "r"(c));\n'
+         "    out[1] = r1;\n"
+         '    asm volatile("bfe.u32 %0, %1, %2, %3;" : "=r"(r2) : "r"(a), "r"(b), "r"(c));\n'
+         "    out[2] = r2;\n"
+         '    asm volatile("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r3) : "r"(a), "r"(b), "r"(c), "r"(8u));\n'
+         "    out[3] = r3;"),
+    Case("ex2 (math)", "sm_90",
+         "float a, std::uint32_t h2, float* out, std::uint32_t* out2",
+         "out[0] = ptxgen::ptx::ex2_approx_f32<true>(a);\n"
+         "    out[1] = ptxgen::ptx::tanh_approx_f32(a);\n"
+         "    out[2] = ptxgen::ptx::rcp_approx_f32(a);\n"
+         "    out[3] = ptxgen::ptx::lg2_approx_f32(a);\n"
+         "    out2[0] = ptxgen::ptx::tanh_approx_bf16x2(h2);",
+         "float r0, r1, r2, r3;\n"
+         "    std::uint32_t r4;\n"
+         '    asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(r0) : "f"(a));\n'
+         "    out[0] = r0;\n"
+         '    asm volatile("tanh.approx.f32 %0, %1;" : "=f"(r1) : "f"(a));\n'
+         "    out[1] = r1;\n"
+         '    asm volatile("rcp.approx.f32 %0, %1;" : "=f"(r2) : "f"(a));\n'
+         "    out[2] = r2;\n"
+         '    asm volatile("lg2.approx.f32 %0, %1;" : "=f"(r3) : "f"(a));\n'
+         "    out[3] = r3;\n"
+         '    asm volatile("tanh.approx.bf16x2 %0, %1;" : "=r"(r4) : "r"(h2));\n'
+         "    out2[0] = r4;"),
     Case("cp.async", "sm_80",
          "const void* src, std::uint32_t* out",
          "__shared__ alignas(16) std::uint32_t buf[4];\n"

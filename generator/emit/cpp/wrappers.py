@@ -696,8 +696,8 @@ def any_form_error(w: Wrapper, targets: Targets, supports: Iterable[Support]) ->
     target and the earliest PTX ISA version of any of its forms."""
     sups = list(supports)
     names = frozenset().union(*(s.targets for s in sups))
-    since = None if any(s.since is None for s in sups) else \
-        min((s.since for s in sups if s.since is not None), key=vkey, default=None)
+    since = None if any(s.since_all is None for s in sups) else \
+        min((s.since_all for s in sups if s.since_all is not None), key=vkey, default=None)
     return error_name(w, targets, names, since)
 
 
@@ -1068,8 +1068,8 @@ class _Wrapper:
             assert targets is not None
             hit = self._gating[id(sup)] = (sup, {
                 "mask": _mask(targets, sup.targets),
-                "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since),
-                "error": error_name(self.w, targets, sup.targets, sup.since)})
+                "arch_from": and_later_from(targets, sup.targets), "since": _since(sup.since_all),
+                "error": error_name(self.w, targets, sup.targets, sup.since_all)})
         return hit[1]
 
     def form_table(self, forms: list[Form], cond: _Cond, imm_refs: Mapping[str, str],
@@ -1279,11 +1279,10 @@ class _Wrapper:
 
     def _statement(self, body: str, pred: str | None, post: str, texts: list[str],
                    out_s: str, in_s: str, f: Form, scratch: str = "") -> str:
-        if pred is not None:
-            body = (f"\"{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, {pred}, 0;\\n\\t\" {body} "
-                    "\"\\n\\t}\"")
-        if post and pred is not None:
-            raise ValueError(f"{f.key}: a predicate input and a predicate output in one form")
+        if pred is not None:  # beside predicate outputs (p, q) the input is "pin"
+            reg = "pin" if post else "p"
+            body = (f"\"{{\\n\\t.reg .pred {reg};\\n\\tsetp.ne.b32 {reg}, {pred}, 0;\\n\\t\" "
+                    f"{body} \"\\n\\t}}\"")
         if post:
             regs = ", ".join(r for r in ("p", "q") if r in texts)  # the selp outputs
             decls = (f".reg .pred {regs};\\n\\t" if regs else "") + scratch
@@ -1370,7 +1369,8 @@ class _Wrapper:
                 nxt_in += 1
             elif u.kind == "predicate":
                 pred = f"%{nxt_in}"
-                texts.append("p")
+                texts.append("pin" if any(io_of.get(v.name) == "out" and v.kind == "predicate"
+                                          for v in uses) else "p")
                 ins_.append(f"\"r\"(static_cast<std::uint32_t>({pname}))")
                 nxt_in += 1
             elif spliced:  # text for the slot's "C" operand: '%' and the immediate's position
@@ -1569,7 +1569,7 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
                 if select is None or selects(select, f):
                     selected[id(sup)] = sup
             for sup in supports.values():
-                externs[error_name(w, iset.targets, sup.targets, sup.since)] = None
+                externs[error_name(w, iset.targets, sup.targets, sup.since_all)] = None
             any_error = any_form_error(w, iset.targets, supports.values())
             externs[any_error] = None
             for sup in selected.values():
@@ -2010,6 +2010,6 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             out[f.key] = {"function": f"{NS}::{escape.ident(w.name + suffix)}",
                           "template_args": targs, "operands": ops, "opcode": f.opcode,
                           "form": f, "error": error_name(w, ins.targets, f.support.targets,
-                                                         f.support.since),
+                                                         f.support.since_all),
                           "any_form_error": any_error}
     return out
