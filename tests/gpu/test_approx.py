@@ -1,0 +1,125 @@
+"""rcp / ex2 / lg2 / tanh .approx.f32 on an H100 through the generated wrappers of
+ptxgen/ptx/math.hpp only (kernels/approx.cu), over all 2^32 f32 inputs, each result held
+against a float64 reference (torch on the GPU; its error, below 2^-50 relative, is far
+under the bounds) and the bound the PTX ISA 9.4 states for the instruction:
+
+- rcp.approx.f32 (9.7.3.13): "the maximum ulp error is 1 across the full range of inputs";
+- ex2.approx.f32 (9.7.3.21): "maximum ulp error is 2 ulp from correctly rounded result
+  across the full range of inputs";
+- lg2.approx.f32 (9.7.3.20): "maximum absolute error is 2^-22 when the input operand is in
+  the range (0.5, 2). For positive finite inputs outside of this interval, maximum relative
+  error is 2^-22";
+- tanh.approx.f32 (9.7.3.22): "maximum relative error over the entire floating point range
+  is 2^-11".
+
+The ulp bounds count the distance from the correctly rounded result (the float64 reference
+rounded to f32) in representable f32 values, subnormals included (no .ftz: "subnormal
+numbers are supported"). Each section's table of special values is checked exactly (NaN:
+any NaN). The worst error seen is in the assertion message and printed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+OPS = ("rcp", "ex2", "lg2", "tanh")
+CHUNK = 1 << 27
+
+
+@cache
+def _lib() -> Any:
+    from gpu import build
+
+    lib = ctypes.CDLL(str(build.build("approx")))
+    lib.ptxgen_gpu_error_string.restype = ctypes.c_char_p
+    lib.ptxgen_gpu_error_string.argtypes = [ctypes.c_int]
+    lib.approx_run.restype = ctypes.c_int
+    lib.approx_run.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p]
+    return lib
+
+
+def _ordinal(bits: Any, torch: Any) -> Any:
+    """f32 bit patterns (int32) -> integers in the order of the values (+0 and -0 both 0)."""
+    b = bits.to(torch.int64)
+    return torch.where(b < 0, -(b & 0x7FFFFFFF), b)
+
+
+def _check(op: str, x: Any, got: Any, torch: Any) -> tuple[Any, float]:
+    """(where the result breaks the bound or the special values, the worst error seen in
+    the bound's unit)."""
+    x64, g64 = x.double(), got.double()
+    ref = {"rcp": lambda: 1.0 / x64, "ex2": lambda: torch.exp2(x64),
+           "lg2": lambda: torch.log2(x64), "tanh": lambda: torch.tanh(x64)}[op]()
+    nan_ref = ref.isnan()
+    bad = nan_ref != got.isnan()
+    ok = ~nan_ref
+    if op in ("rcp", "ex2"):
+        cr = ref.float()
+        dist = (_ordinal(got.view(torch.int32), torch)
+                - _ordinal(cr.view(torch.int32), torch)).abs()
+        tol = 1 if op == "rcp" else 2
+        bad |= ok & (dist > tol)
+        worst = float(dist[ok].max()) if ok.any() else 0.0
+        # the special values: exact
+        inf = x.isinf() | (x == 0)  # the sections' tables of special values
+        bad |= inf & ok & (got != cr)
+        return bad, worst
+    finite = ok & ref.isfinite()
+    err = (g64 - ref).abs()
+    if op == "lg2":
+        inside = finite & (x > 0.5) & (x < 2.0)
+        outside = finite & ~inside
+        scaled = torch.where(inside, err, err / ref.abs()) * 2.0**22
+        bad |= (inside | outside) & (scaled > 1.0)
+        bad |= ok & ~ref.isfinite() & (got != ref.float())  # +-0 -> -Inf, +Inf -> +Inf
+    else:  # tanh
+        zero = finite & (ref == 0)
+        scaled = torch.where(zero, err, err / ref.abs().clamp_min(1e-300)) * 2.0**11
+        bad |= finite & ~zero & (scaled > 1.0)
+        bad |= zero & (got != 0)
+        bad |= x.isinf() & (got != x.sign())  # +-Inf -> +-1.0
+    worst = float(scaled[finite].max()) if finite.any() else 0.0
+    return bad, worst
+
+
+@pytest.fixture(scope="module")
+def sweep(torch: Any) -> dict[str, tuple[int, int, float, list[str]]]:
+    from gpu.runtime import check_cuda
+
+    lib = _lib()
+    dev = torch.device("cuda")
+    tally = {op: [0, 0, 0.0, []] for op in OPS}
+    for start in range(0, 1 << 32, CHUNK):
+        i = torch.arange(start, start + CHUNK, dtype=torch.int64, device=dev)
+        x = (i - (i >= 1 << 31).to(torch.int64) * (1 << 32)).to(torch.int32).view(torch.float32)
+        del i
+        for k, op in enumerate(OPS):
+            got = torch.empty_like(x)
+            check_cuda(lib, lib.approx_run(k, x.numel(), x.data_ptr(), got.data_ptr()))
+            bad, worst = _check(op, x, got, torch)
+            t = tally[op]
+            t[0] += x.numel()
+            t[1] += int(bad.sum())
+            t[2] = max(t[2], worst)
+            if t[1] and len(t[3]) < 6:
+                for j in bad.nonzero().flatten()[:6].tolist():
+                    bits = int(x.view(torch.int32)[j]) & 0xFFFFFFFF
+                    t[3].append(f"x={float(x[j])!r} ({bits:#010x}) -> {float(got[j])!r}")
+    for op, t in tally.items():
+        unit = "ulp" if op in ("rcp", "ex2") else "of the bound"
+        print(f"{op}.approx.f32: {t[0]} inputs, {t[1]} beyond the bound, worst {t[2]:.4g} {unit}")
+    return {op: (t[0], t[1], t[2], t[3]) for op, t in tally.items()}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_approx_within_the_isas_stated_error_over_every_f32(sweep: Any, op: str) -> None:
+    checked, bad, worst, examples = sweep[op]
+    assert checked == 1 << 32
+    assert bad == 0, (
+        f"{op}.approx.f32: {bad} results beyond the bound (worst {worst:.4g}), e.g. {examples}")
