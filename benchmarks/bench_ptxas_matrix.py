@@ -1,16 +1,19 @@
 """Re-runnable benchmark for the ptxas conformance matrix of issue 6.
 
-    python benchmarks/bench_ptxas_matrix.py [--jobs N] [--full-codegen] [--same-ptx] [--json]
+    python benchmarks/bench_ptxas_matrix.py [--jobs N] [--full-codegen] [--covering] [--same-ptx]
+                                            [--ptxas PATH] [--json]
 
 Runs the same check as generated/tests/test_ptxas_conformance.py (every
 valid form of the spec on every (target, PTX ISA version) pair, near misses on
 every target, renamed targets) and reports its wall time, the number of
 ptxas runs and kernels, and any disagreement. ``--full-codegen`` generates
 code for every pair instead of verifying all pairs and generating code once
-per target (slower; same verdict). The budget is 3 minutes on the 2-core CI
-machine. ``--same-ptx`` also compiles, for one form per instruction family, a
-kernel calling the generated wrapper and one with hand-written inline asm and
-reports whether nvcc emits the same PTX instruction sequence for both.
+per target (slower; same verdict). ``--covering`` checks only each instruction's
+covering array of forms, as CI's conformance test does (ptxgen.probe.covering).
+The budget is 3 minutes on the 2-core CI machine. ``--same-ptx`` also compiles, for
+one form per instruction family, a kernel calling the generated wrapper and one
+with hand-written inline asm and reports whether nvcc emits the same PTX
+instruction sequence for both.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--full-codegen", action="store_true")
+    ap.add_argument("--covering", action="store_true")
     ap.add_argument("--same-ptx", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--ptxas", default=None, help="ptxas binary (default: the one on PATH)")
@@ -51,7 +55,7 @@ def main() -> None:
     iset = ptx.instruction_set()
     forms = sum(len(i.forms) for i in iset.instructions)
     report = run_matrix(iset, Assembler.open(exe), jobs=args.jobs,
-                        full_codegen=args.full_codegen)
+                        full_codegen=args.full_codegen, covering=args.covering)
     wall = time.perf_counter() - start
     problems = [p for v in report.mismatches.values() for p in v]
     res = {
@@ -59,6 +63,7 @@ def main() -> None:
         "jobs": args.jobs,
         "full_codegen": args.full_codegen,
         "forms": forms,
+        "forms_checked_per_pair": report.forms,
         "pairs": len(iset.targets.pairs()),
         "form_x_pair_checks": report.kernels,
         "near_misses": report.near_misses,

@@ -262,6 +262,7 @@ class Alternative:
     suffix: str
     # a descriptor word of spec/descriptors: (descriptor name, qualifier giving its kind)
     descriptor: tuple[str, str | None] | None = None
+    text: str | None = None  # kind special: the fixed operand text (a special register)
 
 
 @dataclass(frozen=True)
@@ -293,6 +294,7 @@ class Operand:
     in_tensor: bool = False  # written inside the tensor operand before it, after the map
     # immediate operands: values allowed only on some targets / from some version
     value_gates: tuple[ValueGate, ...] = ()
+    text: str | None = None  # kind special: the fixed operand text (a special register)
 
     def immediates_for(self, form: Mapping[str, str], toolkit: str | None = None) -> Any:
         """The immediates ptxas of ``toolkit`` accepts for this operand in ``form`` (None:
@@ -524,6 +526,7 @@ class OperandUse:
     in_tensor: bool = False  # written inside the tensor operand before it: [map, this, {..}]
     # (values, gate) of the operand's value gates that apply to the form
     gated: tuple[tuple[Any, Gate], ...] = ()
+    text: str | None = None  # kind special: the fixed text written (%smid); no argument
 
 
 @dataclass(frozen=True)
@@ -1031,10 +1034,10 @@ class Instruction:
                 return None
         elif not op.when(form):
             return None
-        kind, typ, count, alt = op.kind, op.type, op.count, None
+        kind, typ, count, alt, text = op.kind, op.type, op.count, None, op.text
         if op.choice:
             a = next(a for a in op.choice if a.name == form[op.name])
-            kind, typ, count, alt = a.kind, a.type, a.count, a.name
+            kind, typ, count, alt, text = a.kind, a.type, a.count, a.name, a.text
         if comb is not None and op.name in comb.operands:
             count = comb.operands[op.name]
         return OperandUse(
@@ -1048,7 +1051,7 @@ class Instruction:
             else immediate_range(op.immediate_values, form), joined=op.joined,
             in_tensor=op.in_tensor,
             gated=tuple((immediate_range(vg.values, form), vg.gate)
-                        for vg in op.value_gates if vg.gate.when(form)))
+                        for vg in op.value_gates if vg.gate.when(form)), text=text)
 
     # -- wrappers -------------------------------------------------------------
     def wrapper_of(self, form: Form) -> Wrapper:
@@ -1120,10 +1123,12 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                                tuple(norm(v) for v in _leniencies(q))))
     ops = []
     for o in raw["operands"]:
-        choice = tuple(Alternative(a["name"], a["kind"], a.get("type"), a.get("count"),
+        choice = tuple(Alternative(a["name"], a["kind"],
+                                   a.get("type", "pred" if a["kind"] == "predicate" else None),
+                                   a.get("count"),
                                    " ".join(a.get("description", "").split()), a.get("suffix", ""),
                                    (a["descriptor"]["name"], a["descriptor"].get("kind"))
-                                   if "descriptor" in a else None)
+                                   if "descriptor" in a else None, a.get("text"))
                        for a in o.get("choice", ()))
         kind = "choice" if choice else o["kind"]
         typ = o.get("type", "pred" if kind == "predicate" else None)
@@ -1142,7 +1147,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
                            bool(o.get("in_tensor")),
                            tuple(ValueGate(gate(g["id"], g, Condition.build(g.get("when"))),
                                            g["values"])
-                                 for g in o.get("value_gates", ()))))
+                                 for g in o.get("value_gates", ())), o.get("text")))
     combos = []
     for c in raw.get("combinations", ()):
         when = Condition.build(c["match"])
@@ -1513,6 +1518,11 @@ def render_operand(use: OperandUse, value: object) -> str:
             raise PtxFormError(f"{where}: {value!r} is not allowed; allowed: True (writes the "
                                f"sink _)")
         return "_"
+    if use.kind == "special":  # a fixed text (a special register), chosen by name
+        if value is not True:
+            raise PtxFormError(f"{where}: {value!r} is not allowed; allowed: True (writes "
+                               f"{use.text})")
+        return str(use.text)
     if use.kind == "register" and use.immediate and isinstance(value, int) \
             and not isinstance(value, bool):
         if use.immediate_values is None:
@@ -1746,7 +1756,7 @@ def sample_operands(uses: Sequence[OperandUse]) -> tuple[dict[str, object], tupl
     args: dict[str, object] = {}
     decls: list[str] = []
     for u in uses:
-        if u.kind == "sink":
+        if u.kind in ("sink", "special"):
             args[u.name] = True
         elif u.kind == "tensor":
             args[u.name] = (f"{u.name}_map", [f"{u.name}{i}" for i in range(u.count or 0)])

@@ -7,6 +7,8 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   ``-arch=sm_XX`` apart from the architecture name) of every valid form: the
   forms the spec supports there must assemble, the others must be refused for
   a gating reason (a version, a target or an architecture);
+* with ``covering``, CI's choice, only each instruction's covering array of valid forms
+  (probe/covering.py) on every pair instead of all of them;
 * one full assembly with code generation (``-arch=sm_XX``) per target, at the
   newest version, of every form supported there;
 * near misses (valid forms with one qualifier or operand changed so that the
@@ -43,6 +45,7 @@ from ptxgen.model import instructions as engine
 from ptxgen.model.instructions import Form, Instruction, InstructionSet, Support
 from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
+from ptxgen.probe.covering import covering_forms
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Report:
     # assembler knows allows (.override::global_address on a prefetch needs PTX ISA 9.4)
     rules_beyond: set[str] = field(default_factory=set)
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    forms: int = 0  # the valid forms checked on every pair (all, or the covering arrays)
 
     def add(self, check: str, problems: Iterable[str]) -> None:
         self.mismatches.setdefault(check, []).extend(problems)
@@ -244,13 +248,18 @@ def value_gate_kernels(iset: InstructionSet, toolkit: str | None
 
 
 def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
-               full_codegen: bool = False) -> Report:
-    """Check every (target, version) of the spec that ``asm`` knows; see the module doc."""
+               full_codegen: bool = False, covering: bool = False) -> Report:
+    """Check every (target, version) of the spec that ``asm`` knows; see the module doc.
+    ``covering``: only each instruction's covering array of forms (probe/covering.py: every
+    value and every pair of values of its parameters, every distinct support) instead of
+    every valid form, on every pair; near misses and gated immediates are the same."""
     start = time.perf_counter()
     tk = toolkit_of(iset.targets, asm)
     targets = checked_targets(iset.targets, asm)
     report = Report(toolkit=tk)
-    forms = _forms(iset)
+    forms = [f for ins in iset.instructions for f in covering_forms(ins)] if covering \
+        else _forms(iset)
+    report.forms = len(forms)
     kernels = {f.key: kernel_for(f) for f in forms}
     support = {f.key: f.support_for(tk) for f in forms}
     tasks: list[tuple[int, str, Any, tuple[Any, ...]]] = []

@@ -426,6 +426,25 @@ CASES = [
          '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
          '    asm volatile("cp.async.wait_group %0;" :: "n"(0) : "memory");\n'
          "    *out = buf[0];"),
+    # Issue 26: the special registers, one function each (the clock is read twice: asm
+    # volatile keeps both reads).
+    Case("mov (special registers)", "sm_90",
+         "std::uint32_t* out, std::uint64_t* out64",
+         "out[0] = ptxgen::ptx::smid(); out[1] = ptxgen::ptx::laneid();\n"
+         "    out[2] = ptxgen::ptx::cluster_ctarank(); out[3] = ptxgen::ptx::tid_x();\n"
+         "    out[4] = ptxgen::ptx::is_explicit_cluster() ? 1u : 0u;\n"
+         "    out64[0] = ptxgen::ptx::clock64(); out64[1] = ptxgen::ptx::clock64();\n"
+         "    out64[2] = ptxgen::ptx::globaltimer();",
+         "std::uint32_t r; std::uint64_t c;\n"
+         '    asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); out[0] = r;\n'
+         '    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); out[1] = r;\n'
+         '    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); out[2] = r;\n'
+         '    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r)); out[3] = r;\n'
+         '    asm volatile("{\\n\\t.reg .pred p;\\n\\tmov.pred p, %%is_explicit_cluster;"\n'
+         '                 "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(r)); out[4] = r ? 1u : 0u;\n'
+         '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[0] = c;\n'
+         '    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)); out64[1] = c;\n'
+         '    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(c)); out64[2] = c;'),
 ]
 
 

@@ -774,7 +774,7 @@ class _Wrapper:
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
             alt = next((a for a in op.choice if a.name == u.name), None)
             pname = escape.ident(u.name)
-            if u.kind == "sink":
+            if u.kind in ("sink", "special"):
                 continue
             if u.kind in ("register", "predicate") and op.io == "out":
                 narrow = u.kind == "register" and str(u.type) in NARROW
@@ -1148,7 +1148,7 @@ class _Wrapper:
         args: list[str] = []
         tparams += [f"long long {t}" for t in imm_refs.values()]  # as imm_t
         for u in forms[0].operands:
-            if u.kind in ("immediate", "immediates", "sink"):
+            if u.kind in ("immediate", "immediates", "sink", "special"):
                 continue
             a = f"PtxgenA{len(params)}"
             tparams.append(f"class {a}")
@@ -1334,6 +1334,8 @@ class _Wrapper:
                     nxt_in += count
             elif u.kind == "sink":
                 texts.append("_")
+            elif u.kind == "special":  # %smid: an asm template writes % as %%
+                texts.append("%" + str(u.text))
             elif u.kind == "predicate" and io == "out":  # set through selp, returned as bool
                 reg = "q" if post else "p"  # a joined pair p|q (.phase_type::primary)
                 texts.append(reg)
@@ -1994,7 +1996,7 @@ def wrapper_calls(ins: Instruction) -> dict[str, dict[str, Any]]:
             ops = []
             for u in f.operands:
                 kind = u.kind
-                if kind == "sink":
+                if kind in ("sink", "special"):
                     continue
                 ctype = operand_type(str(u.type), kind, u.access, u.object)[0] \
                     if u.type and u.type != "pred" \

@@ -56,7 +56,8 @@ def docs_view(iset: InstructionSet) -> dict[str, Any]:
         ops = []
         for o in ins.operands:
             if o.choice:
-                typ = " or ".join(f"{a.name}: {a.kind} {spec_text(a.type)}{_word_of(a.descriptor)}"
+                typ = " or ".join(f"{a.name}: {a.text}" if a.kind == "special" else
+                                  f"{a.name}: {a.kind} {spec_text(a.type)}{_word_of(a.descriptor)}"
                                   for a in o.choice)
             elif o.elements:
                 typ = "{" + ", ".join(f"{n}: {spec_text(v)}" for n, v in o.elements) + \

@@ -44,7 +44,7 @@ def runtime_data(value: Any) -> Any:
 def _annotation(kind: str, numeric: bool = False) -> str:
     return {"flag": "bool", "int": "int", "str": "str", "register": "str", "address": "str",
             "predicate": "str", "vector": "Sequence[str]", "immediate": "int",
-            "immediates": "Sequence[int]", "sink": "bool",
+            "immediates": "Sequence[int]", "sink": "bool", "special": "bool",
             "tensor": "tuple[str, Sequence[str]]"}[kind]
 
 
