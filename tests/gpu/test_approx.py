@@ -12,6 +12,16 @@ under the bounds) and the bound the PTX ISA 9.4 states for the instruction:
 - tanh.approx.f32 (9.7.3.22): "maximum relative error over the entire floating point range
   is 2^-11".
 
+and on 16-bit types, over all 2^16 inputs (the x2 forms: every value in each half):
+
+- tanh.approx.{f16, bf16} (9.7.4.9): "maximum absolute error for .f16 type is 2^-10.987
+  ... for .bf16 type is 2^-8";
+- ex2.approx.f16 / ex2.approx.ftz.bf16 (9.7.4.10): "maximum relative error for .f16 type
+  is 2^-9.9 ... for .bf16 type is 2^-7". A relative bound cannot hold where the result is
+  below the format's smallest normal (f16 subnormals are 2^-24 apart; .ftz.bf16 flushes):
+  there the test's own reading is an absolute error of at most that spacing (2^-24 for
+  f16, 2^-126 for bf16); a result beyond the largest finite value may be +Inf.
+
 The ulp bounds count the distance from the correctly rounded result (the float64 reference
 rounded to f32) in representable f32 values, subnormals included (no .ftz: "subnormal
 numbers are supported"). Each section's table of special values is checked exactly (NaN:
@@ -86,6 +96,69 @@ def _check(op: str, x: Any, got: Any, torch: Any) -> tuple[Any, float]:
         bad |= x.isinf() & (got != x.sign())  # +-Inf -> +-1.0
     worst = float(scaled[finite].max()) if finite.any() else 0.0
     return bad, worst
+
+
+OPS16 = ("tanh.approx.f16", "tanh.approx.bf16", "ex2.approx.f16", "ex2.approx.ftz.bf16",
+         "tanh.approx.f16x2", "tanh.approx.bf16x2", "ex2.approx.f16x2", "ex2.approx.ftz.bf16x2")
+
+
+def _check16(op: str, h: Any, got: Any, torch: Any) -> tuple[Any, float]:
+    """h, got: int32 tensors of 16-bit patterns; (wrong, worst error / bound)."""
+    bf = "bf16" in op
+    dtype = torch.bfloat16 if bf else torch.float16
+
+    def value(bits: Any) -> Any:
+        return bits.to(torch.int16).view(dtype).double()
+
+    x, g = value(h), value(got)
+    ref = torch.tanh(x) if op.startswith("tanh") else torch.exp2(x)
+    bad = x.isnan() != g.isnan()
+    ok = ~x.isnan()
+    if op.startswith("tanh"):
+        bound = 2.0**-8 if bf else 2.0**-10.987
+        scaled = (g - ref).abs() / bound
+        bad |= ok & x.isinf() & (g != x.sign())
+    else:
+        bound = 2.0**-7 if bf else 2.0**-9.9
+        tiny, spacing = (2.0**-126, 2.0**-126) if bf else (2.0**-14, 2.0**-24)
+        big = float(torch.finfo(dtype).max)
+        err = (g - ref).abs()
+        scaled = torch.where(ref >= tiny, err / ref.abs().clamp_min(1e-300) / bound,
+                             err / spacing)
+        over = ok & (ref > big) & g.isinf() & (g > 0)
+        scaled = torch.where(over | x.isinf(), 0.0, scaled)
+        bad |= ok & x.isinf() & (g != torch.where(x > 0, float("inf"), 0.0))
+    fin = ok & ~x.isinf()
+    bad |= fin & ~(scaled <= 1.0)
+    return bad, float(scaled[fin].max())
+
+
+def test_approx_16_bit_forms_within_the_isas_stated_error(torch: Any) -> None:
+    from gpu.runtime import check_cuda
+
+    lib = _lib()
+    lib.approx16_run.restype = ctypes.c_int
+    lib.approx16_run.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    x = torch.arange(1 << 16, dtype=torch.int32, device="cuda")
+    other = (x + 40_503) & 0xFFFF
+    failures = []
+    for k, op in enumerate(OPS16):
+        a = (other << 16) | x if op.endswith("x2") else x
+        out = torch.empty_like(a)
+        check_cuda(lib, lib.approx16_run(k, a.numel(), a.data_ptr(), out.data_ptr()))
+        halves = [(x, out & 0xFFFF)]
+        if op.endswith("x2"):
+            halves.append((other, (out >> 16) & 0xFFFF))
+        worst = 0.0
+        for h, g in halves:
+            bad, w = _check16(op, h, g, torch)
+            worst = max(worst, w)
+            if bad.any():
+                i = int(bad.nonzero()[0])
+                failures.append(f"{op}: {int(bad.sum())} wrong, e.g. {int(h[i]):#06x} -> "
+                                f"{int(g[i]):#06x}")
+        print(f"{op}: worst {worst:.4g} of the bound")
+    assert not failures, failures
 
 
 @pytest.fixture(scope="module")
