@@ -133,32 +133,55 @@ def _check16(op: str, h: Any, got: Any, torch: Any) -> tuple[Any, float]:
     return bad, float(scaled[fin].max())
 
 
-def test_approx_16_bit_forms_within_the_isas_stated_error(torch: Any) -> None:
+#: Where the GPU breaks the document's bound (an H200, driver 580.159.04): tanh.approx.bf16
+#: of +-0.74609375 (0x3f3f / 0xbf3f) gives +-0.62890625 (0x3f21), one bf16 ulp below the
+#: correctly rounded +-0.6328125: |error| = 2^-7.99991, just past 2^-8 (by 0.0065%). The
+#: other 65,534 inputs are within it. Held apart by a strict xfail below.
+BF16_TANH_BEYOND = (0x3F3F, 0xBF3F)
+
+
+def _run16(torch: Any, op: str, x: Any) -> list[tuple[Any, Any]]:
+    """[(input halves, result halves)] of op over the 16-bit patterns x."""
     from gpu.runtime import check_cuda
 
     lib = _lib()
     lib.approx16_run.restype = ctypes.c_int
     lib.approx16_run.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    other = (x.flip(0) + 40_503) & 0xFFFF
+    a = (other << 16) | x if op.endswith("x2") else x
+    out = torch.empty_like(a)
+    check_cuda(lib, lib.approx16_run(OPS16.index(op), a.numel(), a.data_ptr(), out.data_ptr()))
+    halves = [(x, out & 0xFFFF)]
+    if op.endswith("x2"):
+        halves.append((other, (out >> 16) & 0xFFFF))
+    return halves
+
+
+@pytest.mark.parametrize("op", OPS16)
+def test_approx_16_bit_forms_within_the_isas_stated_error(torch: Any, op: str) -> None:
     x = torch.arange(1 << 16, dtype=torch.int32, device="cuda")
-    other = (x + 40_503) & 0xFFFF
-    failures = []
-    for k, op in enumerate(OPS16):
-        a = (other << 16) | x if op.endswith("x2") else x
-        out = torch.empty_like(a)
-        check_cuda(lib, lib.approx16_run(k, a.numel(), a.data_ptr(), out.data_ptr()))
-        halves = [(x, out & 0xFFFF)]
-        if op.endswith("x2"):
-            halves.append((other, (out >> 16) & 0xFFFF))
-        worst = 0.0
-        for h, g in halves:
-            bad, w = _check16(op, h, g, torch)
-            worst = max(worst, w)
-            if bad.any():
-                i = int(bad.nonzero()[0])
-                failures.append(f"{op}: {int(bad.sum())} wrong, e.g. {int(h[i]):#06x} -> "
-                                f"{int(g[i]):#06x}")
-        print(f"{op}: worst {worst:.4g} of the bound")
-    assert not failures, failures
+    failures, worst = [], 0.0
+    for h, g in _run16(torch, op, x):
+        bad, w = _check16(op, h, g, torch)
+        if op.startswith("tanh.approx.bf16"):
+            for v in BF16_TANH_BEYOND:  # recorded: test_tanh_bf16_recorded_inputs
+                bad &= h != v
+        worst = max(worst, w)
+        if bad.any():
+            i = int(bad.nonzero()[0])
+            failures.append(f"{int(bad.sum())} wrong, e.g. {int(h[i]):#06x} -> {int(g[i]):#06x}")
+    print(f"{op}: worst {worst:.6g} of the bound")
+    assert not failures, f"{op}: {failures}"
+
+
+@pytest.mark.xfail(strict=True, reason="tanh.approx.bf16 of +-0.74609375: error 2^-7.99991 "
+                   "> the document's 2^-8 (an H200)")
+@pytest.mark.parametrize("op", ["tanh.approx.bf16", "tanh.approx.bf16x2"])
+def test_tanh_bf16_recorded_inputs(torch: Any, op: str) -> None:
+    x = torch.tensor(BF16_TANH_BEYOND, dtype=torch.int32, device="cuda")
+    for h, g in _run16(torch, op, x)[:1]:
+        bad, _ = _check16(op, h, g, torch)
+        assert not bad.any(), [f"{int(a):#06x} -> {int(b):#06x}" for a, b in zip(h, g, strict=True)]
 
 
 @pytest.fixture(scope="module")
