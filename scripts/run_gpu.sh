@@ -12,7 +12,7 @@
 # gemm.json, gemm_sp.json, gemm_fp8.json, ncu_gemm_sp.txt). Kernels already built under
 # PTXGEN_GPU_BUILD (same sources, headers and flags) are reused; one that does not load
 # there is rebuilt. Exit status: 0 when every test passed and the three GEMMs are correct.
-# The whole run took about 4 minutes on an H200 (the machine's start not counted).
+# The whole run took about 6 minutes on an H200 (the machine's start not counted).
 #
 # A run longer than one device call can be split: PTXGEN_GPU_STEPS names the steps to run
 # (build, the test modules mma_sync ... elect, cvt, approx, warp, bits, memory, gemm ... gemm_fp8, bench_gemm, bench_gemm_sp, profile_gemm_sp,
