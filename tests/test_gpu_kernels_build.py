@@ -47,6 +47,34 @@ def test_async_kernels_take_every_instruction_from_ptxgen() -> None:
         assert "px::" + call in code, call
 
 
+#: Issue 29's kernels and the wrappers each must call (no asm statement in any of them).
+WRAPPER_KERNELS = {
+    "cvt.cu": ("cvt_bf16x2_f32<", "cvt_f16x2_f32<", "cvt_e4m3x2_f32<", "cvt_e5m2x2_f32<",
+               "cvt_e4m3x2_f16x2<", "cvt_e5m2x2_f16x2<", "cvt_f16x2_e4m3x2", "cvt_f16x2_e5m2x2"),
+    "approx.cu": ("rcp_approx_f32(", "ex2_approx_f32(", "lg2_approx_f32(", "tanh_approx_f32(",
+                  "tanh_approx_f16(", "tanh_approx_bf16x2(", "ex2_approx_f16(",
+                  "ex2_approx_bf16x2("),
+    "warp.cu": ("shfl_sync_up(", "shfl_sync_down(", "shfl_sync_bfly(", "shfl_sync_idx(",
+                "vote_sync_all(", "vote_sync_any(", "vote_sync_uni(", "vote_sync_ballot(",
+                "match_any_sync<", "match_all_sync<", "redux_sync<", "activemask()"),
+    "bits.cu": ("prmt(", "prmt<", "lop3(", "bfe<", "bfi<"),
+    "memory.cu": ("st<", "st_release<", "ld_acquire<", "ld_relaxed<", "ld<", "atom<",
+                  "atom_exch<", "atom_cas<", "red<", "laneid()", "smid()", "nsmid()",
+                  "cluster_ctarank()", "px::clock64()"),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(WRAPPER_KERNELS))
+def test_wrapper_kernels_take_every_instruction_from_ptxgen(kernel: str) -> None:
+    """tests/gpu/kernels/{cvt,approx,warp,bits,memory}.cu hold no asm statement: each
+    instruction under test is a generated wrapper's."""
+    src = (ROOT / "tests" / "gpu" / "kernels" / kernel).read_text()
+    code = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", src), flags=re.S)
+    assert not re.search(r"\b(asm|__asm__|__asm)\b", code)
+    for call in WRAPPER_KERNELS[kernel]:
+        assert call in code, call
+
+
 def _bench(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader

@@ -34,7 +34,8 @@ ARCH = "-gencode=arch=compute_90a,code=sm_90a"
 #: The sparse wgmma cases are split over forms.WGMMA_SP_PARTS libraries wgmma_sp0, ...,
 #: each built from kernels/wgmma_sp.cu with its own part of the cases.
 WGMMA_SP_LIBS = tuple(f"wgmma_sp{p}" for p in range(forms.WGMMA_SP_PARTS))
-LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS, "async", "elect")
+LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS, "async", "elect", "cvt",
+        "approx", "warp", "bits", "memory")
 FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
          "-Xptxas", "-warn-spills"]
 #: Flags of one library only: the async kernels' build log keeps ptxas's register counts

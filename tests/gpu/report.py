@@ -369,7 +369,7 @@ def render(tests: list[dict[str, str]], gemm: dict | None, seed: str, command: s
             "`python3 examples/sparse_gemm/bench.py --variants` and "
             "`python3 examples/fp8_gemm/bench.py`, profiles one sparse GEMM launch with "
             "`ncu --clock-control none` where ncu can read the counters, and writes this file "
-            "to docs/gpu-results.md and to `$OUT` (about 4 minutes on an H200, the machine's "
+            "to docs/gpu-results.md and to `$OUT` (about 6 minutes on an H200, the machine's "
             "start not counted; PTXGEN_GPU_STEPS runs a part of it, see the script). Without a "
             "GPU (CI) the tests in tests/gpu are skipped."]
     return "\n".join(out) + "\n"
