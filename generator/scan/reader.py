@@ -139,6 +139,7 @@ def _define_values(text: str) -> dict[str, str]:
     return out
 
 
+_NEWLINE = re.compile("\n")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _LABEL = re.compile(r"^([A-Za-z_$%][\w$]*)\s*:(?!:)\s*")
@@ -201,8 +202,11 @@ def read_source(text: str, file: str = "<source>") -> list[Statement]:
     defines = _define_values(text) if "#" in text else {}
     conds = _conditions(text)
     cond_starts = [o for o, _ in conds]
+    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
     def where(offset: int) -> tuple[int, int]:
-        return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+        ln = bisect.bisect_right(line_starts, offset) - 1
+        return ln + 1, offset - line_starts[ln] + 1
 
     out: list[Statement] = []
     block = 0
