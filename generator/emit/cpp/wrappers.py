@@ -1279,7 +1279,7 @@ class _Wrapper:
             reg = "pin" if post else "p"
             body = (f"\"{{\\n\\t.reg .pred {reg};\\n\\tsetp.ne.b32 {reg}, {pred}, 0;\\n\\t\" "
                     f"{body} \"\\n\\t}}\"")
-        if post:
+        if post or scratch:
             regs = ", ".join(r for r in ("p", "q") if r in texts)  # the selp outputs
             decls = (f".reg .pred {regs};\\n\\t" if regs else "") + scratch
             body = (f"\"{{\\n\\t{decls}\" {body} \"{post}\\n\\t}}\"")
@@ -1359,6 +1359,12 @@ class _Wrapper:
                 _, cons, _ = operand_type(str(u.type), "vector")
                 ins_.extend(f"\"{cons}\"({pname}_coords[{i}])" for i in range(count))
                 nxt_in += 1 + count
+            elif u.kind == "register" and str(u.type) in NARROW:  # narrowed from 32 bits
+                reg = f"{u.type}_{escape.ident(u.name)}"
+                texts.append(reg)
+                scratch += f".reg .{u.type} {reg};\\n\\tcvt.u8.u32 {reg}, %{nxt_in};\\n\\t"
+                ins_.append(f"\"r\"(static_cast<std::uint32_t>({pname}))")
+                nxt_in += 1
             elif u.kind in ("register", "address"):
                 _, cons, code = operand_type(str(u.type), u.kind, u.access, u.object)
                 texts.append(f"[%{nxt_in}]" if u.kind == "address" else f"%{nxt_in}")

@@ -37,7 +37,7 @@ PTXGEN_PTX_DEVICE void cvt_asm1(PtxgenA0& d, PtxgenA1 a) {
     else if constexpr (PtxgenK == 2) asm volatile("%2 " "%0, %1;" : "=h"(d) : "r"(a), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 3) asm volatile("{\n\t.reg .b8 b8_d;\n\t" "%2 " "b8_d, %1;" "\n\tcvt.u32.u8 %0, b8_d;\n\t}" : "=r"(d) : "r"(a), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 4) asm volatile("%2 " "%0, %1;" : "=r"(d) : "h"(a), "C"(PtxgenT0::c));
-    else if constexpr (PtxgenK == 5) asm volatile("%2 " "%0, %1;" : "=r"(d) : "r"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 5) asm volatile("{\n\t.reg .b8 b8_a;\n\tcvt.u8.u32 b8_a, %1;\n\t" "%2 " "%0, b8_a;" "\n\t}" : "=r"(d) : "r"(static_cast<std::uint32_t>(a)), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 6) asm volatile("%2 " "%0, %1;" : "=r"(d) : "f"(a), "C"(PtxgenT0::c));
 #endif
 }
