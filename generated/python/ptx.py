@@ -190,6 +190,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "add",
                     "id": "add_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -389,6 +394,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "sub",
                     "id": "sub_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -572,6 +582,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mul",
                     "id": "mul_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {
                             "name": "mode",
@@ -761,6 +776,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mad",
                     "id": "mad_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["hi", "lo", "wide"]},
                         {"name": "sat", "text": ".sat", "flag": True},
@@ -889,6 +909,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fma",
                     "id": "fma_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["rn", "rz", "rm", "rp"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1060,6 +1085,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "min",
                     "id": "min_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {"name": "relu", "text": ".relu", "flag": True},
@@ -1272,6 +1302,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "max",
                     "id": "max_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {"name": "relu", "text": ".relu", "flag": True},
@@ -1484,6 +1519,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "neg",
                     "id": "neg_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
@@ -1569,6 +1609,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "abs",
                     "id": "abs_arith",
+                    "partial": (
+                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
+                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
+                        "float mad"
+                    ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
@@ -1664,6 +1709,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "atom",
                     "id": "atom_scalar",
+                    "partial": (
+                        "not yet: vector atom / red, .b128, .mmio, and .noftz .f16x2 / "
+                        ".bf16x2 vector forms"
+                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -1948,6 +1997,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "red",
                     "id": "red_scalar",
+                    "partial": (
+                        "not yet: vector atom / red, .b128, .mmio, and .noftz .f16x2 / "
+                        ".bf16x2 vector forms"
+                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2158,6 +2211,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "prmt",
                     "id": "prmt_bytes",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b32"]},
                         {
@@ -2179,6 +2233,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "lop3",
                     "id": "lop3_logic",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [
                         {
                             "name": "boolop",
@@ -2215,6 +2270,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "bfe",
                     "id": "bfe_extract",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["u32", "u64", "s32", "s64"]},
                     ],
@@ -2245,6 +2301,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "bfi",
                     "id": "bfi_insert",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
                     "operands": [
                         {
@@ -4046,6 +4103,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cvt",
                     "id": "cvt_float",
+                    "partial": (
+                        "the packs and floating-point conversions only: no integer or .f64 "
+                        "conversions, no rounding to integers (.rni, .rzi ...), no .rs, "
+                        ".scaled, .s2f6x2, .ue5m3x2 or .pack forms yet"
+                    ),
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -4894,6 +4956,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "ld",
                     "id": "load",
+                    "partial": (
+                        "not yet: .b128, .param, .mmio, .unified, the .L2 eviction "
+                        "priorities, the _ sink, and cache qualifiers with .relaxed / "
+                        ".acquire / .release"
+                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -5282,6 +5349,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "st",
                     "id": "store",
+                    "partial": (
+                        "not yet: .b128, .param, .mmio, .unified, the .L2 eviction "
+                        "priorities, the _ sink, and cache qualifiers with .relaxed / "
+                        ".acquire / .release"
+                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -5863,6 +5935,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "and",
                     "id": "and_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -5905,6 +5981,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "or",
                     "id": "or_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -5947,6 +6027,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "xor",
                     "id": "xor_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -5989,6 +6073,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "not",
                     "id": "not_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -6021,6 +6109,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cnot",
                     "id": "cnot_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -6053,6 +6145,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "shl",
                     "id": "shl_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
                     ],
@@ -6086,6 +6182,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "shr",
                     "id": "shr_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {
                             "name": "type",
@@ -6159,6 +6259,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "shf",
                     "id": "shf_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "dir", "text": ".{}", "values": ["l", "r"]},
                         {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
@@ -6179,6 +6283,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "popc",
                     "id": "popc_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
                     "operands": [
                         {"name": "d", "kind": "register", "io": "out", "type": "b32"},
@@ -6197,6 +6305,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "clz",
                     "id": "clz_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
                     "operands": [
                         {"name": "d", "kind": "register", "io": "out", "type": "b32"},
@@ -6215,6 +6327,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "brev",
                     "id": "brev_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32", "b64"]}],
                     "operands": [
                         {
@@ -6238,6 +6354,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "bfind",
                     "id": "bfind_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "shiftamt", "text": ".shiftamt", "flag": True},
                         {"name": "type", "text": ".{}", "values": ["u32", "u64", "s32", "s64"]},
@@ -6259,6 +6379,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "fns",
                     "id": "fns_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32"]}],
                     "operands": [
                         {"name": "d", "kind": "register", "io": "out", "type": "b32"},
@@ -6287,6 +6411,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "bmsk",
                     "id": "bmsk_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
                         {"name": "type", "text": ".{}", "values": ["b32"]},
@@ -6305,6 +6433,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "szext",
                     "id": "szext_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["clamp", "wrap"]},
                         {"name": "type", "text": ".{}", "values": ["u32", "s32"]},
@@ -6333,6 +6465,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "selp",
                     "id": "selp_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {
                             "name": "type",
@@ -6436,6 +6572,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "slct",
                     "id": "slct_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
@@ -6550,6 +6690,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "setp",
                     "id": "setp_op",
+                    "partial": (
+                        "not yet: the .pred forms of and / or / xor / not, setp with a "
+                        ".BoolOp or p|q, half-precision setp, set"
+                    ),
                     "qualifiers": [
                         {
                             "name": "cmp",
@@ -6747,6 +6891,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "rcp",
                     "id": "rcp_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -6801,6 +6949,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "sqrt",
                     "id": "sqrt_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {
                             "name": "rnd",
@@ -6857,6 +7009,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "rsqrt",
                     "id": "rsqrt_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -6894,6 +7050,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "sin",
                     "id": "sin_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -6926,6 +7086,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cos",
                     "id": "cos_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -6958,6 +7122,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "lg2",
                     "id": "lg2_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -6990,6 +7158,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "ex2",
                     "id": "ex2_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -7067,6 +7239,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "tanh",
                     "id": "tanh_value",
+                    "partial": (
+                        "the .approx forms, rounded rcp / sqrt and half-precision ex2 / tanh; "
+                        "not checked complete against the document"
+                    ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["approx"]},
                         {
@@ -8154,6 +8330,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "trap",
                     "id": "trap_abort",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "trap", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
@@ -8162,6 +8339,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "brkpt",
                     "id": "brkpt_stop",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "brkpt", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
@@ -8170,6 +8348,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "exit",
                     "id": "exit_thread",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [],
                     "operands": [],
                     "gates": [{"id": "exit", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
@@ -8178,6 +8357,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "nanosleep",
                     "id": "nanosleep_wait",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["u32"]}],
                     "operands": [
                         {"name": "t", "kind": "register", "type": "b32", "immediate": "allowed"},
@@ -8190,6 +8370,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "pmevent",
                     "id": "pmevent_trigger",
+                    "partial": "not checked complete against the document",
                     "qualifiers": [{"name": "mask", "text": ".mask", "flag": True}],
                     "operands": [
                         {
@@ -9905,6 +10086,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "mov",
                     "id": "mov_special",
+                    "partial": (
+                        "the moves of special registers only; mov of registers, immediates "
+                        "and packs (mov.b32 r, s; mov.b64 {a, b}) is not in yet"
+                    ),
                     "qualifiers": [
                         {
                             "name": "type",
@@ -12638,6 +12823,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "shfl.sync",
                     "id": "shfl_sync",
+                    "partial": (
+                        "not yet: shfl.sync and match.all.sync with the |p predicate output"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["up", "down", "bfly", "idx"]},
                         {"name": "type", "text": ".{}", "values": ["b32"]},
@@ -12667,6 +12855,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "vote.sync",
                     "id": "vote_sync",
+                    "partial": (
+                        "not yet: shfl.sync and match.all.sync with the |p predicate output"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["all", "any", "uni", "ballot"]},
                         {"name": "type", "text": ".{}", "values": ["pred", "b32"]},
@@ -12715,6 +12906,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "match",
                     "id": "match_sync",
+                    "partial": (
+                        "not yet: shfl.sync and match.all.sync with the |p predicate output"
+                    ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["any", "all"]},
                         {"name": "sync", "text": ".{}", "values": ["sync"]},
@@ -12745,6 +12939,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "activemask",
                     "id": "activemask_lanes",
+                    "partial": (
+                        "not yet: shfl.sync and match.all.sync with the |p predicate output"
+                    ),
                     "qualifiers": [{"name": "type", "text": ".{}", "values": ["b32"]}],
                     "operands": [{"name": "d", "kind": "register", "io": "out", "type": "b32"}],
                     "gates": [
@@ -12755,6 +12952,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "redux.sync",
                     "id": "redux_sync",
+                    "partial": (
+                        "not yet: shfl.sync and match.all.sync with the |p predicate output"
+                    ),
                     "qualifiers": [
                         {
                             "name": "op",

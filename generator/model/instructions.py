@@ -657,6 +657,8 @@ class Instruction:
     targets: Targets | None = field(default=None, compare=False, repr=False)
     descriptor_rules: tuple[DescriptorRule, ...] = ()
     deviations: tuple[Gate, ...] = ()
+    #: what of the document's forms is not in the spec yet ("": all of them are)
+    partial: str = ""
     spelling: Spelling | None = None  # the written orders ptxas reads besides the ISA's
     alias_names: tuple[AliasName, ...] = ()  # other names of it (bar for barrier...aligned)
 
@@ -1196,6 +1198,7 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
         memory_reason=" ".join(clob.get("memory", "").split()),
         provenance=prov(raw), spec_file=spec_file, seed_syntax=seed_syntax,
         examples=tuple(raw.get("examples", ())), targets=targets,
+        partial=" ".join(raw.get("partial", "").split()),
         spelling=Spelling.build(raw.get("spelling")),
         alias_names=tuple(AliasName.build(a, raw["name"]) for a in raw.get("alias_names", ())),
         descriptor_rules=tuple(
