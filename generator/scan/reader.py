@@ -251,6 +251,14 @@ def _read_files(files: list[str]) -> list[Statement]:
     return out
 
 
+def _quiet_worker() -> None:
+    """A worker ends on the pool's SIGTERM without the parent's handlers."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def read_paths(paths: Iterable[str | os.PathLike[str]], jobs: int | None = None
                ) -> list[Statement]:
     """Every statement of every source file named or below a folder named, in file order;
@@ -262,7 +270,7 @@ def read_paths(paths: Iterable[str | os.PathLike[str]], jobs: int | None = None
     import multiprocessing
 
     chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_quiet_worker) as pool:
         parts = pool.map(_read_files, chunks)
     order = {f: i for i, f in enumerate(files)}
     out = [st for part in parts for st in part]
