@@ -54,7 +54,8 @@ class Statement:
     @property
     def opcode(self) -> str:
         """The instruction with its qualifiers (the text up to the first space)."""
-        return self.text.split(None, 1)[0] if self.text else ""
+        m = _OPCODE.match(self.text)
+        return m.group(0) if m else ""
 
     @property
     def is_glue(self) -> bool:
@@ -139,6 +140,7 @@ def _define_values(text: str) -> dict[str, str]:
     return out
 
 
+_OPCODE = re.compile(r"[^\s{\[,(]+")  # up to a space or an operand ({%0, ...} unspaced)
 _NEWLINE = re.compile("\n")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
