@@ -44,6 +44,8 @@ def test_reader_statements() -> None:
 def test_adjacent_literals_and_escapes() -> None:
     src = 'asm("add.s32 %0, %1, 1;" "\\n\\t" "cvt.rn.f16.f32 %0, %1;\\n" : "=r"(x));'
     assert [s.text for s in read_source(src)] == ["add.s32 %0, %1, 1", "cvt.rn.f16.f32 %0, %1"]
+    tight = read_source('asm("tcgen05.ld.sync.aligned.32x32b.x1.b32{%0},[%1];" : "=r"(x));')
+    assert tight[0].opcode == "tcgen05.ld.sync.aligned.32x32b.x1.b32"
 
 
 def test_report_verdicts_and_blocks() -> None:
