@@ -47,6 +47,26 @@ _RAW = re.compile(r'R"([^(\s]{0,16})\(')
 _OPCODE = re.compile(r"[\w.:$]+")
 
 
+def split_operands(text: str) -> tuple[str, ...]:
+    """The operands of ``text`` (``[%r5], %rd23, {%r1, %r2}, p``), split at top-level
+    commas, each stripped."""
+    out: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    last = text[start:].strip()
+    if last or out:
+        out.append(last)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Block:
     """One asm statement: its PTX template, where each of its characters stands in the

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptxgen.lint.guards import allowed
-from ptxgen.lint.knownbits import Known, Values, parse_int
-from ptxgen.lint.ptxtext import Module, Statement, split_operands
-from ptxgen.model.instructions import Form, InstructionSet, Lookup, OperandUse, lookup
+from ptxgen.lint.knownbits import Known, Values
+from ptxgen.lint.ptxtext import Module, Statement
+from ptxgen.model.calls import operand_texts
+from ptxgen.model.instructions import Form, InstructionSet, Lookup, lookup
 from ptxgen.source import Statement as SourceStatement
 
 
@@ -238,11 +239,9 @@ class Checker:
     def _suggest(self, path: str, st: Statement, found: Lookup) -> None:
         if self.suggestions is None:
             return
-        from ptxgen.model.calls import calls_for
+        from ptxgen.model.calls import calls_for, form_written
 
-        form = next((f for f in found.forms if operand_texts(f, st.operands) is not None),
-                    found.forms[0])
-        calls = calls_for(form)
+        calls = calls_for(form_written(found.forms, st.operands) or found.forms[0])
         if calls is not None:
             self.suggestions.append(Suggestion(path, st.line, st.col, st.opcode, calls.cpp,
                                                calls.python))
@@ -394,45 +393,6 @@ class Checker:
         for problem in ins.descriptor_problems(form.params, name, fields, target):
             yield Finding(path, st.line, st.col, "descriptor-rule",
                           f"{st.opcode}: {where}{value}: {problem}", _rule_hint(problem))
-
-
-def operand_texts(form: Form, operands: tuple[str, ...]) -> dict[str, str] | None:
-    """{operand name: its text} when ``operands`` (as written) fit ``form``'s operands,
-    else None."""
-    slots: list[list[OperandUse]] = []
-    for u in form.operands:
-        if (u.joined or u.in_tensor) and slots:
-            slots[-1].append(u)
-        else:
-            slots.append([u])
-    if len(slots) != len(operands):
-        return None
-    out: dict[str, str] = {}
-    for slot, text in zip(slots, operands, strict=True):
-        first = slot[0]
-        if first.kind in ("address", "tensor") and not text.startswith("["):
-            return None
-        if first.kind in ("vector", "immediates") and not text.startswith("{"):
-            return None
-        if first.kind == "immediate" and parse_int(text) is None:
-            return None
-        if first.kind == "register" and text.startswith(("[", "{")):
-            return None
-        if first.kind == "tensor":
-            inner = split_operands(text[1:-1])
-            out[first.name] = text
-            extra = [u for u in slot[1:]]
-            for u, t in zip(extra, inner[2:], strict=False):
-                out[u.name] = t
-            continue
-        if len(slot) > 1:
-            parts = [p.strip() for p in text.split("|")]
-            if len(parts) != len(slot):
-                return None
-            out.update((u.name, p) for u, p in zip(slot, parts, strict=True))
-            continue
-        out[first.name] = text
-    return out
 
 
 def _class(desc: str, kind: str | None, target: str | None, version: str | None) -> Any:

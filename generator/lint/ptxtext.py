@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ptxgen.source import split_operands
+
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _LABEL = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*:(?!:)")
 _GUARD = re.compile(r"\s*@!?\s*%?[\w$]+\s+")
@@ -76,26 +78,6 @@ class Module:
     def statements(self) -> Iterator[Statement]:
         for f in self.functions:
             yield from f.statements
-
-
-def split_operands(text: str) -> tuple[str, ...]:
-    """The operands of ``text`` (``[%r5], %rd23, {%r1, %r2}, p``), split at top-level
-    commas, each stripped."""
-    out: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(text):
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    last = text[start:].strip()
-    if last or out:
-        out.append(last)
-    return tuple(out)
 
 
 def _blank_comments(text: str) -> str:

@@ -11,11 +11,14 @@ the same order (``emit/cpp/wrappers.py``: ``template_params``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ptxgen import escape
-from ptxgen.model.instructions import FALSE, NONE, TRUE, Form, Instruction, Wrapper
+from ptxgen.model.instructions import FALSE, NONE, TRUE, Form, Instruction, OperandUse, Wrapper
 from ptxgen.names import enum_member
+from ptxgen.source import split_operands
 
 #: (id of the instruction, wrapper name) -> (instruction, {qualifier: its one value})
 _FIXED: dict[tuple[int, str], tuple[Instruction, dict[str, str]]] = {}
@@ -99,7 +102,7 @@ def calls_for(form: Form) -> Calls | None:
           if (not (q.optional or q.flag) or form.params[q.name] not in (FALSE, NONE))]
     for u in form.operands:
         name = escape.ident(u.name)
-        if u.kind == "sink":
+        if u.kind in ("sink", "special"):  # written by the wrapper: no argument
             py.append(f"{name}=True")
             continue
         py.append(f"{name}={name}")
@@ -122,3 +125,55 @@ def calls_for(form: Form) -> Calls | None:
         call = f"{outs[0]} = {call}" if len(outs) == 1 else (
             f"auto [{', '.join(outs)}] = {call}")
     return Calls(name, call + ";", f"ptxgen.isa.ptx.{escape.ident(ins.id)}({', '.join(py)})")
+
+
+_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")
+
+
+def operand_texts(form: Form, operands: tuple[str, ...]) -> dict[str, str] | None:
+    """{operand name: its text} when ``operands`` (as written) fit ``form``'s operands,
+    else None."""
+    slots: list[list[OperandUse]] = []
+    for u in form.operands:
+        if (u.joined or u.in_tensor) and slots:
+            slots[-1].append(u)
+        else:
+            slots.append([u])
+    if len(slots) != len(operands):
+        return None
+    out: dict[str, str] = {}
+    for slot, text in zip(slots, operands, strict=True):
+        first = slot[0]
+        if first.kind in ("address", "tensor") and not text.startswith("["):
+            return None
+        if first.kind in ("vector", "immediates") and not text.startswith("{"):
+            return None
+        if first.kind == "immediate" and _INTEGER.fullmatch(text) is None:
+            return None
+        if first.kind == "special" and text != first.text:
+            return None
+        if first.kind == "register" and text.startswith(("[", "{")):
+            return None
+        if first.kind == "tensor":
+            inner = split_operands(text[1:-1])
+            out[first.name] = text
+            extra = [u for u in slot[1:]]
+            for u, t in zip(extra, inner[2:], strict=False):
+                out[u.name] = t
+            continue
+        if len(slot) > 1:
+            parts = [p.strip() for p in text.split("|")]
+            if len(parts) != len(slot):
+                return None
+            out.update((u.name, p) for u, p in zip(slot, parts, strict=True))
+            continue
+        out[first.name] = text
+    return out
+
+
+def form_written(forms: Sequence[Form], operands: Sequence[str]) -> Form | None:
+    """The form of ``forms`` (one opcode's operand variants) whose operands fit the ones
+    written (``operands``, as :func:`ptxgen.source.split_operands` splits them): by count,
+    brackets and braces, immediates, and the special register named; None if none fits."""
+    written = tuple(operands)
+    return next((f for f in forms if operand_texts(f, written) is not None), None)

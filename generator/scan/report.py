@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ptxgen.model.calls import calls_for
+from ptxgen.model.calls import calls_for, form_written
 from ptxgen.model.instructions import InstructionSet, lookup
-from ptxgen.source import Statement
+from ptxgen.source import Statement, split_operands
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Known:
     cpp: str | None
     python: str | None
     problem: str
-
+    many: bool = False  # several forms differ by an operand the call names
 
 class Reporter:
     """Looks statements up against one instruction set (each opcode once)."""
@@ -55,9 +55,10 @@ class Reporter:
         for f in found.forms:
             targets.update(dict.fromkeys(f.support.matrix(self.iset.targets)))
         calls = calls_for(found.forms[0])
+        many = len({calls_for(f) for f in found.forms}) > 1
         return Known(found.instruction.name, found.isa_opcode or found.forms[0].opcode,
                      tuple(t.name for t in self.iset.targets.targets if t.name in targets),
-                     calls.cpp if calls else None, calls.python if calls else None, "")
+                     calls.cpp if calls else None, calls.python if calls else None, "", many)
 
     def statement(self, s: Statement) -> dict[str, Any]:
         row: dict[str, Any] = {"file": s.file, "line": s.line, "col": s.col, "block": s.block,
@@ -70,8 +71,14 @@ class Reporter:
         row.update({"kind": "instruction", "opcode": s.opcode, "family": family(s.opcode),
                     "known": k.instruction is not None})
         if k.instruction is not None:
+            cpp, python = k.cpp, k.python
+            if k.many:  # the operands choose among the forms (a special register's name)
+                form = form_written(lookup(self.iset, s.opcode).forms,
+                                    split_operands(s.operands))
+                calls = calls_for(form) if form is not None else None
+                cpp, python = (calls.cpp, calls.python) if calls else (None, None)
             row.update({"instruction": k.instruction, "isa_opcode": k.isa_opcode,
-                        "targets": list(k.targets), "cpp": k.cpp, "python": k.python})
+                        "targets": list(k.targets), "cpp": cpp, "python": python})
         else:
             row["problem"] = k.problem
         return row
