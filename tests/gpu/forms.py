@@ -138,6 +138,10 @@ def parse_mma(name: str) -> MmaForm | None:
     toks = name.removeprefix("mma.sync.aligned.").split(".")
     if any(t.startswith("kind::") or t in ("block_scale",) for t in toks):
         return None
+    if toks[-1] in ("rn", "rz", "rm", "rp"):
+        # the .f64 forms with an explicit rounding (issue 25): not in the GPU tests yet; the
+        # default rounding, .rn, is the form without it
+        return None
     shape, al, bl, *rest = toks
     sat = rest[0] == "satfinite"
     if sat:
