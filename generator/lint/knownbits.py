@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ptxgen.lint.ptxtext import Statement, split_operands
+from ptxgen.lint.ptxtext import Statement
+from ptxgen.source import split_operands
 
 _INT = re.compile(r"(-)?(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uU]?")
 _REG = re.compile(r"%?[A-Za-z_$][\w$]*")
