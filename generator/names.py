@@ -86,9 +86,9 @@ _CPP_STRUCT = "c++", "a member of the generated descriptor structs"
 
 RESERVED: dict[str, dict[str, tuple[str, str]]] = {
     "field": {
-        **{n: _PY_CLASS for n in ("replace", "hex")},
+        **{n: _PY_CLASS for n in ("replace", "hex", "problems")},
         "self": ("python", "the first parameter of every descriptor constructor"),
-        **{n: _PY_SCOPE for n in ("int", "str", "bool", "object", "tuple")},
+        **{n: _PY_SCOPE for n in ("int", "str", "bool", "object", "tuple", "list")},
         **{n: _CPP_STRUCT for n in """
             word_type word_bits reserved_mask fixed_mask fixed_value descriptor_name kind_name
             field_name validate encode encode_unchecked encode_checked decode decode_unchecked

@@ -188,7 +188,11 @@ def test_mma_sync_counts(iset: InstructionSet) -> None:
     f = lookup(iset, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16").forms[0]
     assert [(u.name, u.type, u.count) for u in f.operands] == [
         ("d", "b32", 2), ("a", "b32", 4), ("b", "b32", 2), ("c", "b32", 2)]
-    assert len(ins.forms) == 198
+    # 198 forms of seed 004 and the 9.0 kinds, 16 .f64 forms with an explicit rounding (4
+    # shapes x .rn/.rz/.rm/.rp, PTX ISA 9.4 9.7.16.5.14) and the 9.1 .kind::mxf4nvf4
+    # .scale_vec::4X .ue8m0 form
+    assert len(ins.forms) == 198 + 4 * 4 + 1
+    assert len([f for f in ins.forms if f.opcode.endswith((".rn", ".rz", ".rm", ".rp"))]) == 16
 
 
 def test_support_is_monotonic_in_the_version(iset: InstructionSet) -> None:
