@@ -79,8 +79,14 @@ def _old() -> InstructionSet:
 def test_each_toolkit_agrees_with_the_final_spec(cache: Path, release: str) -> None:
     result = _probe(SPEC, release)
     assert result.toolkit == release
-    assert [p.as_dict() for p in result.proposals] == []
-    assert result.exit_code == 0
+    # the instructions the spec has only a part of (`partial`, issue 26) still lack forms the
+    # assembler takes: those proposals are expected; every other instruction agrees
+    partial = {n for i in ptx.instruction_set().instructions if i.partial
+               for n in (i.id, i.name)}
+    proposals = [p.as_dict() for p in result.proposals]
+    others = [p for p in proposals if p.get("details", {}).get("instruction") not in partial]
+    assert others == []
+    assert result.exit_code == (1 if proposals else 0)
     assert result.stats["candidates"] > 0 and result.stats["near_misses"] > 0
 
 
