@@ -140,29 +140,9 @@ class Checker:
         for fn in module.functions:
             values: Values | None = None
             for st in fn.statements:
-                counts.instructions += 1
-                head = st.opcode.split(".", 1)[0]
-                cands = self._candidates(st.opcode) if head in self._heads else None
-                if not cands:
-                    f = self._misspelt(path, st)
-                    if f is not None:
-                        out.append(f)
-                        counts.checked += 1
-                    else:
-                        counts.skipped += 1
-                        counts.skipped_opcodes[head] = counts.skipped_opcodes.get(head, 0) + 1
+                found = self._form(path, st, out, counts)
+                if found is None:
                     continue
-                found = self.lookup(st.opcode)
-                if not found.valid and self._partial(st.opcode):
-                    self._skip(st, counts)  # perhaps a form the spec does not have yet
-                    continue
-                counts.checked += 1
-                if not found.valid:
-                    out.append(Finding(path, st.line, st.col, "form",
-                                       f"{st.opcode}: not a valid form: "
-                                       + "; ".join(found.problems), _closest(found)))
-                    continue
-                self._suggest(path, st, found)
                 if t_ok and t is not None and v is not None:
                     f = self._support(path, st, found, t, v)
                     if f is not None:
@@ -202,27 +182,9 @@ class Checker:
                 continue  # a host-only or dead branch
             values: Values | None = None
             for st in block:
-                counts.instructions += 1
-                head = st.opcode.split(".", 1)[0]
-                if head not in self._heads or not self._candidates(st.opcode):
-                    f = self._misspelt(path, st) if head in self._heads else None
-                    if f is None:
-                        counts.skipped += 1
-                        counts.skipped_opcodes[head] = counts.skipped_opcodes.get(head, 0) + 1
-                    else:
-                        out.append(f)
+                found = self._form(path, st, out, counts)
+                if found is None:
                     continue
-                found = self.lookup(st.opcode)
-                if not found.valid and self._partial(st.opcode):
-                    self._skip(st, counts)  # perhaps a form the spec does not have yet
-                    continue
-                counts.checked += 1
-                if not found.valid:
-                    out.append(Finding(path, st.line, st.col, "form",
-                                       f"{st.opcode}: not a valid form: "
-                                       + "; ".join(found.problems), _closest(found)))
-                    continue
-                self._suggest(path, st, found)
                 if target is not None:
                     f = (self._support(path, st, found, target, v)
                          if allows.get(target) is True else None)
@@ -235,6 +197,33 @@ class Checker:
                         values = Values(block)
                     out.extend(self._descriptors(path, st, found, values, target, v, counts))
         return out, counts
+
+    def _form(self, path: str, st: Statement, out: list[Finding],
+              counts: Counts) -> Lookup | None:
+        """Count ``st`` and read it as a form: its valid lookup, or None (another family,
+        perhaps a form a partial family lacks, or a finding appended to ``out``)."""
+        counts.instructions += 1
+        head = st.opcode.split(".", 1)[0]
+        if head not in self._heads or not self._candidates(st.opcode):
+            f = self._misspelt(path, st) if head in self._heads else None
+            if f is None:
+                self._skip(st, counts)
+            else:
+                out.append(f)
+                counts.checked += 1
+            return None
+        found = self.lookup(st.opcode)
+        if not found.valid and self._partial(st.opcode):
+            self._skip(st, counts)  # perhaps a form the spec does not have yet
+            return None
+        counts.checked += 1
+        if not found.valid:
+            out.append(Finding(path, st.line, st.col, "form",
+                               f"{st.opcode}: not a valid form: "
+                               + "; ".join(found.problems), _closest(found)))
+            return None
+        self._suggest(path, st, found)
+        return found
 
     def _suggest(self, path: str, st: Statement, found: Lookup) -> None:
         if self.suggestions is None:
