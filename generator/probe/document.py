@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ptxgen.source import split_operands
+
 #: The most opcodes one template line expands to (a sample spread over the product).
 CAP = 384
 
@@ -26,18 +28,8 @@ _SEGMENT = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\.[A-Za-z0-9_:]+(?:\{::[
 
 
 def _split_top(text: str) -> list[str]:
-    """``a, b{x, y}, c`` -> [a, b{x, y}, c]: commas outside braces."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "{"
-        depth -= ch == "}"
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [x.strip() for x in out if x.strip()]
+    """``a, b{x, y}, c`` -> [a, b{x, y}, c]: commas outside braces (ptxgen.source's split)."""
+    return [x for x in split_operands(text) if x]
 
 
 def _expand_braces(item: str) -> list[str]:
