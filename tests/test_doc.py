@@ -120,20 +120,48 @@ def test_placeholders_of_a_value_set_expand() -> None:
                                     ".collector::a::lastuse", ".collector::a::use"]
 
 
-def _check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:  # type: ignore[type-arg]
-    code = main(["doc", "check", *argv, "--spec", str(ROOT / "spec"), "--json"])
+def _check(capsys: pytest.CaptureFixture[str], *argv: str,
+           spec: Path = ROOT / "spec") -> tuple[int, dict]:  # type: ignore[type-arg]
+    code = main(["doc", "check", *argv, "--spec", str(spec), "--json"])
     return code, json.loads(capsys.readouterr().out)
 
 
+def _spec_before(tmp_path: Path, *items: tuple[str, str]) -> Path:
+    """A copy of the spec as it was before an update: each (file, id) names a list item
+    (``- id: ID``, with everything indented under it) that the copy leaves out."""
+    spec = tmp_path / "spec-before"
+    shutil.copytree(ROOT / "spec", spec)
+    for rel, ident in items:
+        f = spec / rel
+        lines = f.read_text().split("\n")
+        start = next(i for i, line in enumerate(lines) if line.strip() == f"- id: {ident}")
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        end = start + 1
+        while end < len(lines) and (not lines[end].strip() or
+                                    len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+        f.write_text("\n".join(lines[:start] + lines[end:]))
+    assert main(["validate", "--spec", str(spec)]) == 0
+    return spec
+
+
+#: The spec before PTX ISA 9.4's ldmatrix .s8.s4 (the gate of its forms left out).
+LDMATRIX_S8_S4 = ("instructions/ldmatrix.yaml", "m8n16-s8-s4")
+
+
 @pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
-def test_the_94_document_shows_ldmatrix_s8_s4(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _check(capsys, str(DOC94 / LDMATRIX))
+def test_the_94_document_shows_ldmatrix_s8_s4(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    # the spec before the 9.4 update lacks the .s8.s4 forms: the document proposes them
+    before = _spec_before(tmp_path, LDMATRIX_S8_S4)
+    capsys.readouterr()
+    code, out = _check(capsys, str(DOC94 / LDMATRIX), spec=before)
     assert code == 1 and out["schema"] == "ptxgen-doc-check/1"
     forms = [p for p in out["proposals"] if p["kind"] == "instruction-form"
              and "ldmatrix.sync.aligned.m8n16.num{.ss}.dtype.ctype" in p["message"]]
     assert len(forms) == 1, out["proposals"]
     assert forms[0]["doc"].endswith(LDMATRIX + ":2219")
-    assert forms[0]["spec"] == "spec/instructions/ldmatrix.yaml"
+    assert forms[0]["spec"] == f"{before}/instructions/ldmatrix.yaml"
     assert set(out["proposals"][0]) == {"key", "kind", "message", "doc", "also", "spec",
                                         "forms", "assembled"}
     # the document's .m8n84 (meant .m8n8k4) is recorded in spec/instructions/mma_sync.yaml
@@ -141,6 +169,9 @@ def test_the_94_document_shows_ldmatrix_s8_s4(capsys: pytest.CaptureFixture[str]
     assert forms[0]["forms"] == ["ldmatrix.sync.aligned.m8n16.x1.s8.s4",
                                  "ldmatrix.sync.aligned.m8n16.x2.s8.s4",
                                  "ldmatrix.sync.aligned.m8n16.x4.s8.s4"]
+    # the spec as it is (the forms and their gate from PTX ISA 9.4) agrees
+    _, now = _check(capsys, str(DOC94 / LDMATRIX))
+    assert not [p for p in now["proposals"] if "ldmatrix" in p["key"]], now["proposals"]
 
 
 @pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
@@ -206,14 +237,20 @@ def test_errata_are_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
-def test_table_53_sparsity_version_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    # 9.7.18.4.2.1: bit 12 must be v0 on sm_100a/103a/110a and v1 on sm_107a; the spec has
-    # no target-dependent rule on sparsity_version (today)
-    _, out = _check(capsys, str(DOC94 / MATRIX_DESC))
+def test_table_53_sparsity_version_rule(capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path) -> None:
+    # 9.7.18.4.2.1: bit 12 must be v0 on sm_100a/103a/110a and v1 on sm_107a; without the
+    # spec's target-dependent rule on sparsity_version (tcgen05_mma.yaml, from 9.4) the
+    # document proposes one
+    before = _spec_before(tmp_path, ("instructions/tcgen05_mma.yaml", "sparsity-version-sm107"))
+    capsys.readouterr()
+    _, out = _check(capsys, str(DOC94 / MATRIX_DESC), spec=before)
     (rule,) = [p for p in out["proposals"] if p["kind"] == "descriptor-target"]
     assert rule["key"] == "descriptor:instr_desc@sm107:12:targets"
     assert "sm_107a" in rule["message"] and rule["doc"].endswith(MATRIX_DESC + ":614")
-    assert rule["spec"].startswith("spec/descriptors/instr_desc.yaml:")
+    assert rule["spec"].startswith(f"{before}/descriptors/instr_desc.yaml:")
+    _, now = _check(capsys, str(DOC94 / MATRIX_DESC))
+    assert not [p for p in now["proposals"] if p["kind"] == "descriptor-target"]
 
 
 def test_the_seeds_agree_with_the_spec(capsys: pytest.CaptureFixture[str]) -> None:
@@ -226,12 +263,15 @@ def test_ptxas_says_where_a_proposed_form_assembles(capsys: pytest.CaptureFixtur
                                                     tmp_path: Path) -> None:
     import toolkits
 
+    before = _spec_before(tmp_path, LDMATRIX_S8_S4)
+    capsys.readouterr()
+
     p130, p135 = toolkits.require("ptxas", "13.0"), toolkits.require("ptxas", "13.5")
     doc = tmp_path / "ldmatrix.md"
     doc.write_text("#### 9.7.16.5.15. Warp-level matrix load instruction: `ldmatrix`\n\n"
                    "Syntax\n\n```ptx\nldmatrix.sync.aligned.m8n16.x1{.ss}.dtype.ctype r, [p];\n"
                    ".ss = {.shared{::cta}};\n.dtype = { .s8 };\n.ctype = { .s4 };\n```\n")
-    code = main(["doc", "check", str(doc), "--spec", str(ROOT / "spec"), "--json",
+    code = main(["doc", "check", str(doc), "--spec", str(before), "--json",
                  "--ptxas", p130, "--ptxas", p135])
     (p,) = json.loads(capsys.readouterr().out)["proposals"]
     assert code == 1 and p["forms"] == ["ldmatrix.sync.aligned.m8n16.x1.s8.s4"]
@@ -305,9 +345,12 @@ def test_import_names_what_the_spec_lacks_by_one_rule() -> None:
 
 def test_ptxas_finds_combinations_the_spec_forbids(capsys: pytest.CaptureFixture[str],
                                                    tmp_path: Path) -> None:
-    # PTX ISA 9.1: mma .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 scales (the spec's
-    # rule scale-vec-4x-ue4m3 forbids it; ptxas 13.5 assembles it on sm_120a/f, sm_121a/f)
+    # PTX ISA 9.1: mma .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 scales (the spec
+    # before 9.1 has no such form; ptxas 13.5 assembles it on sm_120a/f, sm_121a/f)
     import toolkits
+
+    before = _spec_before(tmp_path, ("instructions/mma_sync.yaml", "mxf4nvf4-4x-ue8m0"))
+    capsys.readouterr()
 
     p130, p135 = toolkits.require("ptxas", "13.0"), toolkits.require("ptxas", "13.5")
     doc = tmp_path / "mma.md"
@@ -316,9 +359,9 @@ def test_ptxas_finds_combinations_the_spec_forbids(capsys: pytest.CaptureFixture
                    ".f32.e2m1.e2m1.f32.stype d, a, b, c, sa, {ba, ta}, sb, {bb, tb};\n\n"
                    ".kind = {.kind::mxf4nvf4};\n.scale_vec_size = {.scale_vec::2X, "
                    ".scale_vec::4X};\n.stype = {.ue8m0, .ue4m3};\n```\n")
-    assert main(["doc", "check", str(doc), "--spec", str(ROOT / "spec")]) == 0  # no ptxas
+    assert main(["doc", "check", str(doc), "--spec", str(before)]) == 0  # no ptxas
     capsys.readouterr()
-    assert main(["doc", "check", str(doc), "--spec", str(ROOT / "spec"), "--json",
+    assert main(["doc", "check", str(doc), "--spec", str(before), "--json",
                  "--ptxas", p130, "--ptxas", p135]) == 1
     (p,) = json.loads(capsys.readouterr().out)["proposals"]
     op = "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X" \
@@ -332,12 +375,16 @@ def test_ptxas_finds_combinations_the_spec_forbids(capsys: pytest.CaptureFixture
 
 
 @pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
-def test_release_notes(capsys: pytest.CaptureFixture[str]) -> None:
+def test_release_notes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # 13.1 (9.4): ".s8.s4 types for ldmatrix"; 13.2 (9.3): .sem and .scope for cp.async.bulk
-    _, out = _check(capsys, str(DOC94 / "13-release-notes"))
+    before = _spec_before(tmp_path, LDMATRIX_S8_S4)
+    capsys.readouterr()
+    _, out = _check(capsys, str(DOC94 / "13-release-notes"), spec=before)
     notes = {p["key"]: p for p in out["proposals"] if p["kind"] == "release-note"}
     s8 = notes["instruction:ldmatrix:release:9.4:.s8.s4"]
     assert s8["message"] == ("ldmatrix: the PTX ISA 9.4 release notes add .s8.s4; no valid "
                              "form of the spec has it")
     assert s8["doc"].endswith("13.1-changes-in-ptx-isa-version-9.4.md:76")
     assert "instruction:cp_async_bulk:release:9.3:.sem" in notes
+    _, now = _check(capsys, str(DOC94 / "13-release-notes"))
+    assert not [p for p in now["proposals"] if p["key"].startswith("instruction:ldmatrix:")]

@@ -90,7 +90,8 @@ OPERAND_RETYPED = rule(
     "Calls written for the old operand pass the wrong registers or values.")
 SUPPORT_WIDENED = rule(
     "support-widened", COMPATIBLE, AREA,
-    "Forms are supported on more targets, or from an earlier PTX ISA version.",
+    "Forms are supported on more of the old side's targets, or from an earlier PTX ISA "
+    "version (a new target is reported once, by target-added, with the forms it takes).",
     "Everything that assembled still does.")
 SUPPORT_NARROWED = rule(
     "support-narrowed", BREAKING, AREA,
@@ -112,7 +113,8 @@ WRAPPER_REMOVED = rule(
     "wrapper-removed", BREAKING, AREA, "A C++ wrapper is gone.",
     "Code that calls it no longer compiles.")
 TARGET_ADDED = rule(
-    "target-added", COMPATIBLE, TARGETS, "An SM target is new.",
+    "target-added", COMPATIBLE, TARGETS,
+    "An SM target is new; the message counts the forms and instructions it takes.",
     "A new `--target` / `.target` name; nothing that exists changes.")
 TARGET_REMOVED = rule(
     "target-removed", BREAKING, TARGETS, "An SM target is gone.",
@@ -598,10 +600,13 @@ class _InstructionDiff:
             to = self.rmap.get(t)
             return to if to is not None and to in tb.by_name and t not in tb.by_name else t
 
+        # a target that OLD does not have (under any name) is reported once, by
+        # target-added with the number of forms it takes, not as a widening of each form
+        known = {renamed(t) for t in ta.by_name}
         for k in common:
             ma = {renamed(t): (t, v) for t, v in self.fa[k].support.matrix(ta).items()}
             mb = self.fb[k].support.matrix(tb)
-            gained = tuple((t, v) for t, v in mb.items() if t not in ma)
+            gained = tuple((t, v) for t, v in mb.items() if t not in ma and t in known)
             lost = tuple(t for t in ma if t not in mb)
             earlier: list[tuple[str, str, str]] = []
             later: list[tuple[str, str, str]] = []
@@ -753,8 +758,19 @@ def compare_targets(ctx: Context) -> None:
         if earlier:
             history = f"; called {earlier[0]} before"
         ctx.report(TARGET_ADDED, f"targets.{name}",
-                   f"new target {name} (exists from PTX ISA {t.since}{history})",
-                   old=None, new=wn.target(name), after=name)
+                   f"new target {name} (exists from PTX ISA {t.since}{history})"
+                   + _forms_on(ctx.new, name), old=None, new=wn.target(name), after=name)
+
+
+def _forms_on(side: Revision, target: str) -> str:
+    """How many forms of how many instructions ``side`` supports on ``target``."""
+    iset = side.spec.instructions
+    if iset is None:
+        return ""
+    per = [sum(1 for f in i.forms if target in f.support.matrix(iset.targets))
+           for i in iset.instructions]
+    forms, instructions = sum(per), sum(1 for n in per if n)
+    return f": {_count(forms)} of {instructions} instruction{'s' * (instructions != 1)}"
 
 
 def _rename_version(ctx: Context, name: str) -> str | None:

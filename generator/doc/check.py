@@ -690,9 +690,12 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
     # one proposal per key (a value missing from several templates, a formula under
     # several tables): the first place, the others as "also"
     kept: dict[str, Proposal] = {}
+    shown = {d.rel: d.display for d in docs}  # an instruction names its file as `rel`
     for p in out:
         if p.key in errata:
             continue
+        if p.spec in shown:
+            p.spec = shown[p.spec]
         first = kept.get(p.key)
         if first is None:
             kept[p.key] = p
