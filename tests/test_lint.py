@@ -377,3 +377,22 @@ def test_suggest_names_the_wrapper_and_builder(tmp_path: Path) -> None:
     assert "tcgen05_mma(" in header
     # invalid statements get a finding, not a suggestion
     assert (9, 17) not in by_line and (13, 8) not in by_line
+
+
+@pytest.mark.parametrize("swizzle, base, problem", [(2, 0, None), (4, 0, "64b"), (2, 3, "3")])
+def test_absolute_leading_dimension_takes_128b_swizzle_and_base_0(
+        tmp_path: Path, swizzle: int, base: int, problem: str | None) -> None:
+    """PTX ISA 9.4 9.7.18.3.1.2.1: the byte address mode of the leading dimension stride
+    (Table 49 bit 52, sm_103a) takes only the 128-Byte swizzle (code 2 in bits 61-63) and
+    matrix base offset 0 (bits 49-51); Table 49's fixed 0b001 is bits 46-48."""
+    word = (1 << 52) | (swizzle << 61) | (base << 49) | (1 << 46) | (64 << 32) | (1 << 16)
+    body = (f"mov.b64 %rd1, {word};\n"
+            "tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r1, p;")
+    found = _findings(_fixture(tmp_path, body, "sm_103a", "8.8"))
+    if problem is None:
+        assert found == []
+        return
+    (f,) = found
+    assert (f["line"], f["rule"]) == (7, "descriptor-rule")
+    assert "lbo_mode = 1" in f["message"] and "a_desc" in f["message"]
+    assert f"= {word:#x}" in f["message"]

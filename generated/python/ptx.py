@@ -11302,6 +11302,30 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
+                            "id": "lbo-absolute-128b-a",
+                            "operand": "a_desc",
+                            "when": {},
+                            "fields": {"lbo_mode": [1]},
+                            "require": {"swizzle": ["128b"], "base_offset": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = "
+                                "128b) and matrix base offset 0"
+                            ),
+                        },
+                        {
+                            "id": "lbo-absolute-128b-b",
+                            "operand": "b_desc",
+                            "when": {},
+                            "fields": {"lbo_mode": [1]},
+                            "require": {"swizzle": ["128b"], "base_offset": [0]},
+                            "message": (
+                                "the byte address mode of the leading dimension stride "
+                                "(lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = "
+                                "128b) and matrix base offset 0"
+                            ),
+                        },
+                        {
                             "id": "ashift-m",
                             "operand": "idesc",
                             "when": {"ashift": True},

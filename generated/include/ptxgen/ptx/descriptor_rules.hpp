@@ -36,6 +36,7 @@ PTXGEN_PTX_CONSTEXPR int target_index(const char* name) noexcept {
  * cannot check (it is a run-time register). nullptr when the word satisfies every
  * rule that applies to the form with these qualifiers, else the first broken rule:
  *   [lbo-mode-absolute-a] when always, on every target but sm_103a: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only
+ *   [lbo-absolute-128b-a] when always, lbo_mode 1: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0
  * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
  * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
  * (host code, nvcc's generic compute_XX pass, any target without these forms)
@@ -59,6 +60,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
         }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]";
+        }
     }
     if constexpr ((PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
@@ -72,6 +76,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
         }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]";
+        }
     }
     if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
@@ -79,6 +86,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
             [[maybe_unused]] const auto& d = r.value;
             if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
                 return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
+            }
+            if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+                return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]";
             }
             return nullptr;
         }
@@ -92,6 +102,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]";
         }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]";
+        }
     }
     return nullptr;
 }
@@ -101,6 +114,7 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
  * cannot check (it is a run-time register). nullptr when the word satisfies every
  * rule that applies to the form with these qualifiers, else the first broken rule:
  *   [lbo-mode-absolute-b] when always, on every target but sm_103a: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only
+ *   [lbo-absolute-128b-b] when always, lbo_mode 1: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0
  * PtxgenTarget is the target, an index into ptxgen::ptx::targets (target_index),
  * by default the one being compiled (PTXGEN_PTX_TARGET); where it is not known
  * (host code, nvcc's generic compute_XX pass, any target without these forms)
@@ -124,6 +138,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
         }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]";
+        }
     }
     if constexpr ((PtxgenTarget >= 0 && ((0x61b600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
@@ -137,6 +154,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
         }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]";
+        }
     }
     if constexpr (!(PtxgenTarget >= 0 && ((0x6db600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0)) {
         const auto r = ::ptxgen::SmemDesc::decode_checked(word);
@@ -144,6 +164,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
             [[maybe_unused]] const auto& d = r.value;
             if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
                 return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
+            }
+            if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+                return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]";
             }
             return nullptr;
         }
@@ -156,6 +179,9 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
         [[maybe_unused]] const auto& d = r.value;
         if ((true) && (PtxgenTarget >= 0 && ((0x6d3600ull >> (PtxgenTarget >= 0 ? PtxgenTarget : 0)) & 1ull) != 0) && !((d.lbo_mode == 0u))) {
             return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]";
+        }
+        if ((true) && (d.lbo_mode == 1u) && !((static_cast<unsigned>(d.swizzle) == 2u) && (d.base_offset == 0u))) {
+            return "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]";
         }
     }
     return nullptr;
