@@ -396,3 +396,59 @@ def test_absolute_leading_dimension_takes_128b_swizzle_and_base_0(
     assert (f["line"], f["rule"]) == (7, "descriptor-rule")
     assert "lbo_mode = 1" in f["message"] and "a_desc" in f["message"]
     assert f"= {word:#x}" in f["message"]
+
+
+# -- the byte offsets of shared memory descriptors against the tile (9.7.18.3, 9.7.15.5.1) --
+
+def _set_desc(clear: int, set_: int = 0):  # type: ignore[no-untyped-def]
+    def change(line: str, m: re.Match[str]) -> str:
+        return line.replace(m.group(1), str((int(m.group(1)) & ~clear) | set_))
+    return change
+
+
+SBO = ((1 << 14) - 1) << 32  # bits 32-45 (Tables 40/49 and the wgmma descriptor)
+LBO = ((1 << 14) - 1) << 16  # bits 16-29
+
+
+@pytest.mark.parametrize("build, opcode, clear, field, why", [
+    # CUTLASS's K-major 128B-swizzled bf16 tiles: A of wgmma m64 has 8 groups of 8 rows
+    ("cutlass_sm90_13.0", "wgmma.mma_async", SBO, "stride_byte_offset", "64 rows of A"),
+    # without swizzling, K-major: the two 16-byte columns of K need the leading offset
+    ("cutlass_sm90_13.5", "wgmma.mma_async", LBO | 3 << 62, "leading_byte_offset",
+     "32 bytes of K are 2 columns"),
+    # tcgen05.mma M = 128 (instruction descriptor transpose bits 0: K-major)
+    ("cutlass_sm100_13.0", "tcgen05.mma", SBO, "stride_byte_offset", "rows of A are"),
+])
+def test_zero_byte_offset_the_tile_needs(ptx: dict[str, Path], tmp_path: Path, build: str,
+                                         opcode: str, clear: int, field: str,
+                                         why: str) -> None:
+    src = ptx[build]
+    dst = tmp_path / "offset.ptx"
+    # the first descriptor constant OR'ed into a shared memory address (bit 62 or 46 set)
+    line = _edit(src, dst, r"or\.b64\s+%rd\d+,\s*%rd\d+,\s*(46\d{17});", _set_desc(clear))
+    found = _findings(dst)
+    assert found and {f["rule"] for f in found} == {"descriptor-offset"}
+    first = found[0]
+    assert first["line"] == next(i + 1 for i, t in enumerate(dst.read_text().split("\n"))
+                                 if i + 1 > line and opcode in t)
+    assert "a_desc" in first["message"] and f"{field} = 0" in first["message"]
+    assert why in first["message"]
+
+
+def test_byte_offsets_of_an_mn_major_tile(tmp_path: Path) -> None:
+    """wgmma with imm-trans-b = 1 (B MN-major, bf16, N = 128, 128B swizzle): LBO steps over
+    the 128-byte swizzle rows of N (256 bytes: 2), SBO over the 8-column groups of K (16
+    elements: 2); K-major A needs only SBO."""
+    good = (1 << 62) | (64 << 32) | (128 << 16)  # SBO 1024 B, LBO 2048 B (encoded >> 4)
+    no_lbo = good & ~LBO
+    body = (f"mov.b64 %rd1, {good};\nmov.b64 %rd2, {no_lbo};\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+            + ", ".join(f"%f{i}" for i in range(64)) + "}, %rd1, %rd2, p, 1, 1, 0, 1;")
+    found = _findings(_fixture(tmp_path, body, "sm_90a", "8.0"))
+    assert [(f["line"], f["rule"]) for f in found] == [(8, "descriptor-offset")]
+    assert "b_desc" in found[0]["message"] and "leading_byte_offset = 0" in found[0]["message"]
+    assert "MN-major, 128b swizzle" in found[0]["message"]
+    assert "256 bytes of the M/N dimension of B are 2 swizzle rows" in found[0]["message"]
+    # transposed back to K-major, B needs no leading offset (swizzled: "assumed to be 1")
+    body = body.replace("0, 1;", "0, 0;")
+    assert _findings(_fixture(tmp_path, body, "sm_90a", "8.0")) == []

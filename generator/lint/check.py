@@ -9,7 +9,9 @@ read with the layout of the target and version: bits set in reserved ranges or f
 that differ (``descriptor-reserved``), a field value the table does not have
 (``descriptor-field``) and, for a word known whole, the spec's descriptor rules for the
 instruction that consumes it (``descriptor-rule``: kind, shapes, .cta_group, sparsity, the
-target's own fields). Instructions of other families are counted, never findings, except a
+target's own fields) and, for wgmma / tcgen05.mma, the byte offsets of the shared memory
+descriptors against the tile they describe (``descriptor-offset``, :mod:`ptxgen.lint.strides`).
+Instructions of other families are counted, never findings, except a
 name so close to one of the spec's instructions that it is a misspelling
 (``unknown-instruction``, e.g. pre-release spellings such as ``elect.one.sync``).
 """
@@ -25,6 +27,7 @@ from typing import Any
 from ptxgen.lint.guards import allowed
 from ptxgen.lint.knownbits import Known, Values
 from ptxgen.lint.ptxtext import Module, Statement
+from ptxgen.lint.strides import needed, tcgen05_tile, wgmma_tile
 from ptxgen.model.calls import operand_texts
 from ptxgen.model.instructions import Form, InstructionSet, Lookup, lookup
 from ptxgen.source import Statement as SourceStatement
@@ -326,6 +329,7 @@ class Checker:
             texts = operand_texts(form, st.operands)
             if texts is None:
                 continue
+            words: dict[str, tuple[Any, Known]] = {}
             for name, (desc, kind_of) in ins.descriptor_links.items():
                 if name not in texts:
                     continue
@@ -340,8 +344,47 @@ class Checker:
                 if known.mask == 0:
                     continue
                 counts.descriptors += 1
+                words[name] = (cls, known)
                 yield from self._descriptor(path, st, form, name, cls, known, target)
+            yield from self._offsets(path, st, form, texts, words)
             return
+
+    def _offsets(self, path: str, st: Statement, form: Form, texts: dict[str, str],
+                 words: dict[str, tuple[Any, Known]]) -> Iterator[Finding]:
+        """The byte offsets of the shared memory descriptors against the tiles the
+        instruction reads through them (:mod:`ptxgen.lint.strides`)."""
+        name = form.instruction.name
+        idesc = _decoded(*words["idesc"]) if "idesc" in words else None
+        for operand in ("a_desc", "b_desc"):
+            if operand not in words:
+                continue
+            cls, known = words[operand]
+            if name.startswith("wgmma.mma_async"):
+                tile = wgmma_tile(form.params, texts, operand, ".sp" in name)
+            elif name.startswith("tcgen05.mma"):
+                bit = None
+                if "idesc" in words:
+                    icls, iknown = words["idesc"]
+                    spec = _field(icls, f"transpose_{operand[0]}")
+                    bit = iknown.bits(spec.lsb, spec.width) if spec is not None else None
+                tile = tcgen05_tile(form.params, operand, idesc, bit)
+            else:
+                continue
+            swizzle = _field(cls, "swizzle")
+            code = known.bits(swizzle.lsb, swizzle.width) if swizzle is not None else None
+            if tile is None or code is None:
+                continue
+            sw = next((n for n, c in swizzle.names.items() if c == code), "") \
+                if swizzle is not None else ""
+            for field_name, why in needed(tile, sw).items():
+                spec = _field(cls, field_name)
+                if spec is None or known.bits(spec.lsb, spec.width) != 0:
+                    continue
+                yield Finding(path, st.line, st.col, "descriptor-offset",
+                              f"{st.opcode}: {operand} ({_layout(cls)}): {field_name} = 0, "
+                              f"but {tile.operand} ({tile.layout(sw)}) needs it: {why}",
+                              f"the byte offset between those groups in {field_name} "
+                              "(non-zero, a multiple of 16)")
 
     def _descriptor(self, path: str, st: Statement, form: Form, name: str, cls: Any,
                     known: Known, target: str | None) -> Iterator[Finding]:
@@ -382,6 +425,23 @@ class Checker:
         for problem in ins.descriptor_problems(form.params, name, fields, target):
             yield Finding(path, st.line, st.col, "descriptor-rule",
                           f"{st.opcode}: {where}{value}: {problem}", _rule_hint(problem))
+
+
+def _field(cls: Any, name: str) -> Any:
+    return next((s for s in cls.FIELDS if s.name == name), None)
+
+
+def _decoded(cls: Any, known: Known) -> dict[str, object] | None:
+    """The fields of a word known whole (None otherwise, or where it does not decode)."""
+    if not known.full:
+        return None
+    from ptxgen.isa import DescriptorError
+    from ptxgen.isa._runtime import spelled_fields
+
+    try:
+        return dict(spelled_fields(cls.decode(known.value)))
+    except DescriptorError:
+        return None
 
 
 def _class(desc: str, kind: str | None, target: str | None, version: str | None) -> Any:
