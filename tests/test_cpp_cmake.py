@@ -1,7 +1,7 @@
 """Issue 5, point 3: the CMake INTERFACE target ptxgen::ptxgen, consumed through
-find_package(ptxgen) (from an install prefix and from the build folder) and through
-add_subdirectory, by the tiny project in tests/cpp/cmake_consumer (C++, and CUDA when
-nvcc is there)."""
+find_package(ptxgen) (from an install prefix and from the build folder), through
+add_subdirectory and through FetchContent (a git repository fetched at configure time), by
+the tiny project in tests/cpp/cmake_consumer (C++, and CUDA when nvcc is there)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,29 @@ def test_find_package_from_build_folder(installed: tuple[str, Path, Path], tmp_p
 def test_add_subdirectory(tmp_path: Path) -> None:
     cmake = harness.tool("cmake")
     configure_build_run(cmake, tmp_path / "consumer", f"-DPTXGEN_SOURCE_DIR={harness.ROOT}")
+
+
+def test_fetch_content_from_a_git_repository(tmp_path: Path) -> None:
+    """Issue 28: FetchContent_Declare(ptxgen GIT_REPOSITORY ... GIT_TAG ...) as the README
+    shows it. The repository is this checkout's CMake project (CMakeLists.txt, cmake/,
+    generated/include) committed and tagged in a new git repository, so that the files
+    under test are today's, committed or not; CMake clones it with git."""
+    import shutil
+    import subprocess
+
+    cmake, git = harness.tool("cmake"), harness.tool("git")
+    repo = tmp_path / "ptxgen.git"
+    shutil.copytree(harness.ROOT / "cmake", repo / "cmake")
+    shutil.copytree(harness.ROOT / "generated" / "include", repo / "generated" / "include")
+    shutil.copy(harness.ROOT / "CMakeLists.txt", repo / "CMakeLists.txt")
+    ident = ["-c", "user.name=ptxgen tests", "-c", "user.email=tests@ptxgen.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*ident, "commit", "-q", "-m", "snapshot"],
+                 ["tag", "v-test"]):
+        subprocess.run([git, *args], cwd=repo, check=True, capture_output=True)
+    build = tmp_path / "consumer"
+    configure_build_run(cmake, build, f"-DPTXGEN_GIT=file://{repo}", "-DPTXGEN_TAG=v-test")
+    fetched = build / "_deps" / "ptxgen-src"
+    assert (fetched / ".git").exists() and (fetched / "generated" / "include").is_dir()
 
 
 def test_version_matches_the_python_package() -> None:
