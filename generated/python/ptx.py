@@ -2676,6 +2676,33 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "spelling": {"head": 2, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": [
+                                "weak",
+                                "relaxed.cta",
+                                "relaxed.cluster",
+                                "relaxed.gpu",
+                                "relaxed.sys",
+                            ],
+                            "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["cta", "cluster", "gpu", "sys"],
+                                "toolkits": ["13.0"],
+                                "note": "bulk-sem-scope",
+                                "ptxas": (
+                                    "ptxas 13.0 (V13.0.88) assembles a scope without .relaxed "
+                                    "(cp.async.bulk.cta.shared::ct"
+                                    "a.global.mbarrier::complete_tx::bytes, also .cluster, "
+                                    ".gpu, .sys, every direction) from .version 8.0; ptxas "
+                                    "13.5 refuses it at every version: \"Modifier '.cta' "
+                                    "requires modifier '.order'\" (and before 9.3 \"Feature "
+                                    "'cp.async.bulk.cta' requires PTX ISA .version 9.3 or "
+                                    "later\")"
+                                ),
+                            },
+                        },
+                        {
                             "name": "dst",
                             "text": ".{}",
                             "values": ["shared::cta", "shared::cluster", "global"],
@@ -2689,7 +2716,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "multicast",
                             "text": ".{}",
-                            "values": ["multicast::cluster", "multicast::cluster::32b"],
+                            "values": [
+                                "multicast::cluster",
+                                "multicast::cluster::16b",
+                                "multicast::cluster::32b",
+                            ],
                             "optional": True,
                         },
                         {"name": "ignore_oob", "text": ".ignore_oob", "flag": True},
@@ -2708,6 +2739,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {"name": "cp_mask", "text": ".cp_mask", "flag": True},
+                        {"name": "b128", "text": ".b128", "flag": True},
                     ],
                     "operands": [
                         {
@@ -2761,7 +2793,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "default": "b16",
                             },
                             "when": {
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -2781,6 +2817,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-to-cta",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "shared::cta",
                                 "src": "global",
                                 "completion": "mbarrier::complete_tx::bytes",
@@ -2801,12 +2846,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-to-cluster",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "shared::cluster",
                                 "src": "global",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "multicast": [
                                     "none",
                                     "multicast::cluster",
+                                    "multicast::cluster::16b",
                                     "multicast::cluster::32b",
                                 ],
                                 "cache_hint": [False, True],
@@ -2824,6 +2879,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cta-to-cluster",
                             "match": {
+                                "sem": ["none", "weak", "relaxed.cta", "relaxed.cluster"],
+                                "b128": [False, True],
                                 "dst": "shared::cluster",
                                 "src": "shared::cta",
                                 "completion": "mbarrier::complete_tx::bytes",
@@ -2832,6 +2889,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cta-to-global",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "global",
                                 "src": "shared::cta",
                                 "completion": "bulk_group",
@@ -2841,6 +2907,32 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "relaxed-b128",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "require": {"b128": True},
+                            "message": "a .relaxed copy names the .b128 type",
+                        },
+                        {
+                            "id": "b128-relaxed",
+                            "when": {"b128": True},
+                            "require": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "message": ".b128 is the type of a .relaxed copy only",
+                        },
                         {
                             "id": "ignore-oob-report",
                             "when": {"ignore_oob": True},
@@ -2853,6 +2945,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "gates": [
                         {"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
+                        {
+                            "id": "sem",
+                            "when": {
+                                "sem": [
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "since": "9.3",
+                        },
+                        {
+                            "id": "multicast-16b",
+                            "when": {"multicast": "multicast::cluster::16b"},
+                            "since": "9.4",
+                        },
                         {
                             "id": "cp-mask",
                             "when": {"cp_mask": True},
@@ -2891,7 +3001,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "cp_async_bulk_multicast_cluster",
                             "when": {
                                 "src": "global",
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                                 "ignore_oob": False,
                             },
                         },
@@ -2959,6 +3073,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "cp_reduce_async_bulk",
                     "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": [
+                                "relaxed.cta",
+                                "relaxed.cluster",
+                                "relaxed.gpu",
+                                "relaxed.sys",
+                            ],
+                            "optional": True,
+                        },
                         {"name": "dst", "text": ".{}", "values": ["shared::cluster", "global"]},
                         {"name": "src", "text": ".{}", "values": ["shared::cta"]},
                         {
@@ -3025,6 +3150,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-bitwise",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["and", "or", "xor"],
@@ -3034,6 +3160,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-add",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": "add",
@@ -3043,6 +3170,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-minmax",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["min", "max"],
@@ -3052,6 +3180,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-incdec",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["inc", "dec"],
@@ -3061,6 +3190,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-bitwise",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3071,6 +3207,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3081,6 +3224,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add-noftz",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3092,6 +3242,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add-noftz-f32",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3104,6 +3261,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-minmax",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3114,6 +3278,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-incdec",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3122,7 +3293,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                     ],
-                    "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
+                    "gates": [
+                        {"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
+                        {
+                            "id": "sem",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "since": "9.3",
+                        },
+                    ],
                     "wrappers": [
                         {"name": "cp_reduce_async_bulk", "when": {"dst": "shared::cluster"}},
                         {"name": "cp_reduce_async_bulk_to_global", "when": {"dst": "global"}},
@@ -3145,6 +3330,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
                     "wrappers": [{"name": "cp_async_bulk_wait_group", "when": {}}],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "reduce-cluster-b64",
+                    "proposal": "instruction:cp_reduce_async_bulk:value:type:.b64",
+                    "location": {"section": "9.7.10.28", "ptx_isa": "9.4"},
+                    "says": (
+                        ".b64 is one of the types of cp.reduce.async.bulk into "
+                        "shared::cluster memory"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse every operation with .b64 into "
+                        "shared::cluster (and.b64, or.b64, xor.b64: no bitwise 64-bit "
+                        "reduction there; add.b64: .add takes .u32/.s32/.u64); .b64 is a type "
+                        "of the global destination only"
+                    ),
+                    "ptxas": (
+                        "Illegal reduction operation for instruction "
+                        "'cp.reduce.async.bulk.shared::cluster.shared::cta.b64'; Incorrect "
+                        "type '.b64' for operation '.add' in instruction "
+                        "'cp.reduce.async.bulk'"
+                    ),
                 },
             ],
         },
@@ -13541,9 +13749,9 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_wait_group": 1,
     "cp_async_wait_all": 1,
     "cp_async_mbarrier_arrive": 6,
-    "cp_async_bulk": 65,
+    "cp_async_bulk": 472,
     "cp_async_bulk_prefetch": 3,
-    "cp_reduce_async_bulk": 68,
+    "cp_reduce_async_bulk": 316,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
     "cp_async_bulk_tensor": 849,
@@ -13689,11 +13897,11 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_mbarrier_arrive":
         "7d54d470108880bd6938e7093683ca02e884e8ae957e0ad346809728d74a4cba",
     "cp_async_bulk":
-        "e62a824ec72ff1f7de2708c3b1a93f90edaa1860fe9d5d8039c9e1c908455ef7",
+        "2ce1842ffeb0e0b99e6bf25516e6b1ab1e4d0b5552345df9be37f353f4664df1",
     "cp_async_bulk_prefetch":
         "439d8e8cbf44e50ff06ec01b995c218a68c885b225cad503f8bd171df6b25ae2",
     "cp_reduce_async_bulk":
-        "1aefd369bec9615327d80654be35b60137d1d8a7c3b36b92987ed7bc6e6d0ac1",
+        "5bbeba27ac40f3d11984cdf0335c2b605cf0e4ab0c673a8edb92e57bb2f8f9e1",
     "cp_async_bulk_commit_group":
         (
         "ebd0629a15335e012ed2fee9bcfa86410430e3b73bdd7a8faa583eedcb66ac30"
@@ -14944,11 +15152,13 @@ def cp_async_mbarrier_arrive(
 
 def cp_async_bulk(
     *,
+    sem: str | None = None,
     multicast: str | None = None,
     ignore_oob: bool = False,
     cache_hint: bool = False,
     report: str | None = None,
     cp_mask: bool = False,
+    b128: bool = False,
     ignore_bytes_left: str | int | None = None,
     ignore_bytes_right: str | int | None = None,
     mbar: str | None = None,
@@ -14971,10 +15181,14 @@ def cp_async_bulk(
     offset in every CTA of ctaMask; .cp_mask writes only the bytes of byteMask.
 
     Qualifiers:
+        sem: one of weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys (None leaves
+            it out). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a
+            scope (which needs the .b128 type)
         dst: one of shared::cta, shared::cluster, global.
         src: one of global, shared::cta.
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
-        multicast: one of multicast::cluster, multicast::cluster::32b (None leaves it out).
+        multicast: one of multicast::cluster, multicast::cluster::16b,
+            multicast::cluster::32b (None leaves it out).
         ignore_oob: True writes .ignore_oob. PTX ISA 9.2, bytes outside the source window are
             not read
         cache_hint: True writes .L2::cache_hint.
@@ -14986,6 +15200,7 @@ def cp_async_bulk(
             mbarrier::report::validity::per_element::ff (None leaves it out). PTX ISA 9.4
             (sm_107), report the validity of the copied data through the mbarrier
         cp_mask: True writes .cp_mask.
+        b128: True writes .b128. the type a .relaxed copy names (PTX ISA 9.3)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst_mem: destination (32-bit shared address, or a global address).
@@ -14996,7 +15211,7 @@ def cp_async_bulk(
         mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or
             remote destination) (only when completion = mbarrier::complete_tx::bytes).
         cta_mask: the destination CTAs (16-bit; 32-bit with ::32b) (only when multicast =
-            {multicast::cluster, multicast::cluster::32b}).
+            {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         byte_mask: register (only when cp_mask = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -15005,11 +15220,13 @@ def cp_async_bulk(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk"), {
+        "sem": sem,
         "multicast": multicast,
         "ignore_oob": ignore_oob,
         "cache_hint": cache_hint,
         "report": report,
         "cp_mask": cp_mask,
+        "b128": b128,
         "ignore_bytes_left": ignore_bytes_left,
         "ignore_bytes_right": ignore_bytes_right,
         "mbar": mbar,
@@ -15066,6 +15283,7 @@ def cp_async_bulk_prefetch(
 
 def cp_reduce_async_bulk(
     *,
+    sem: str | None = None,
     src: str = "shared::cta",
     cache_hint: bool = False,
     noftz: bool = False,
@@ -15088,6 +15306,8 @@ def cp_reduce_async_bulk(
     (.bulk_group). f16 / bf16 addition needs .noftz.
 
     Qualifiers:
+        sem: one of relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys (None leaves it
+            out). PTX ISA 9.3, .relaxed with a scope (.cta or .cluster into shared::cluster)
         dst: one of shared::cluster, global.
         src: one of shared::cta.
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
@@ -15108,6 +15328,7 @@ def cp_reduce_async_bulk(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_reduce_async_bulk"), {
+        "sem": sem,
         "src": src,
         "cache_hint": cache_hint,
         "noftz": noftz,

@@ -539,9 +539,20 @@ def _note_tokens(sentence: str) -> list[str]:
     return [t for t in _TICK.findall(sentence) if t.startswith(".")]
 
 
-def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
+def _same_first(doc_v: str, spec_v: str, floor: str | None) -> bool:
+    """The document's first version agrees with the spec's: equal, or both at or before the
+    oldest version of the spec's support matrix (``ptx_isa_versions[0]``), whose first
+    entry stands for "at that version or earlier": the matrix has no older version."""
+    if doc_v == spec_v:
+        return True
+    return floor is not None and spec_v == floor and vkey(doc_v) < vkey(floor)
+
+
+def check_notes(section: Section, matches: list[_Match],
+                floor: str | None = None) -> list[Proposal]:
     """The "PTX ISA Notes": each sentence's version against the spec's first version of
-    the forms it names (the instruction itself for "Introduced in")."""
+    the forms it names (the instruction itself for "Introduced in"); ``floor``: the
+    oldest version of the support matrix (see ``_same_first``)."""
     out: list[Proposal] = []
     if not matches:
         return out
@@ -568,7 +579,7 @@ def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
             if not firsts:
                 continue
             spec_v = min(firsts, key=vkey)
-            if spec_v != doc_v:
+            if not _same_first(doc_v, spec_v, floor):
                 out.append(Proposal(f"instruction:{ins.id}:since:{what}", "instruction-version",
                                     f"{ins.name}: {what}: the document says PTX ISA {doc_v}, "
                                     f"the spec's first version is {spec_v}",
@@ -680,12 +691,15 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
     for section in doc.sections:
         props, matches = check_templates(spec, section, errata, combinations)
         out += props
-        out += check_notes(section, matches)
+        out += check_notes(section, matches,
+                           spec.targets.versions[0] if spec.targets is not None else None)
         for m in matches:
             for ins in m.instructions:
-                for name in m.template.slots():
+                # every set the template sees: also one nested in another's values
+                # (".report_mechanism" inside .completion_mechanism)
+                for name, vs in m.template.sets.items():
                     slots.setdefault(ins.id, {}).setdefault(name, set()).update(
-                        v for v in m.template.sets[name].values if v)
+                        v for v in vs.values if v)
     out += check_release_notes(doc, spec, slots)
     # one proposal per key (a value missing from several templates, a formula under
     # several tables): the first place, the others as "also"

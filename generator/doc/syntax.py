@@ -227,6 +227,11 @@ def _statements(code: Code) -> list[list[tuple[int, str]]]:
             continue
         if not t:
             continue
+        if cur and _SET.match(t) and not _SET.match(cur) and \
+                cur.count("{") <= cur.count("}"):
+            # a template written without its ";" ends where its value sets begin
+            groups[-1].append((start, cur))
+            cur = ""
         if not cur:
             start = line
         cur += (" " if cur else "") + t
@@ -251,11 +256,13 @@ def _set_of(line: int, t: str, file: str) -> ValueSet | None:
     return ValueSet(m.group(1).lstrip("."), values, Loc(file, line))
 
 
-def _placeholders(sets: dict[str, ValueSet]) -> None:
+def _placeholders(found: list[ValueSet]) -> None:
     """``.collector_usage = { .collector::buffer::op }`` with ``::buffer = { ::a }``:
-    every placeholder replaced by each of its values."""
+    every placeholder replaced by each of its values (in every set of the group, also
+    where a name is defined again for another template)."""
+    sets = {vs.name: vs for vs in found}
     subs = {k: v.values for k, v in sets.items() if k.startswith("::")}
-    for vs in sets.values():
+    for vs in found:
         if vs.name.startswith("::"):
             continue
         values = vs.values
@@ -263,6 +270,15 @@ def _placeholders(sets: dict[str, ValueSet]) -> None:
             rx = re.compile(re.escape(name) + r"(?!\w)")
             values = [rx.sub(alt, v) for v in values for alt in alts] if any(
                 rx.search(v) for v in values) else values
+        # ".mbarrier::complete_tx::bytes{.report_mechanism}": a value ending in another
+        # set's name (after _expand) is that value with each of the set's values
+        for other in sets.values():
+            ref = "." + other.name
+            if other is vs or other.name.startswith("::"):
+                continue
+            values = [v[:-len(ref)] + alt if v.endswith(ref) and v != ref else v
+                      for v in values
+                      for alt in (other.values if v.endswith(ref) and v != ref else [""])]
         vs.values = list(dict.fromkeys(values))
 
 
@@ -275,7 +291,7 @@ def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
     group_sets: list[list[ValueSet]] = []
     for g in groups:
         found = [vs for line, t in g for vs in [_set_of(line, t, file)] if vs]
-        _placeholders({vs.name: vs for vs in found})
+        _placeholders(found)
         group_sets.append(found)
         every += found
     templates: list[Template] = []
