@@ -20,6 +20,7 @@ from ptxgen.doc import markdown, syntax
 DOC94 = ROOT.parent / "shared" / "ptx-isa-9.4" / "9-instruction-set"
 ASYNC_COPY = DOC94 / "9.7.10.28-data-movement-and-conversion-instructions-asynchronous-copy.md"
 ADD = DOC94 / "9.7.1.1-integer-arithmetic-instructionsadd.md"
+FENCE = DOC94 / "9.7.15.4-parallel-synchronization-and-communication-instructionsmembarfence.md"
 
 BLOCK = """---
 title: "9.9.9. Fixture"
@@ -56,6 +57,44 @@ Nothing.
 """
 
 
+BLOCK2 = """---
+title: "9.9.8. Fixture"
+section: "9.9.8"
+version: "9.4"
+---
+
+####  9.9.8. Fixture instruction: `bar`
+
+Syntax
+
+```ptx
+bar.q{::dimension}.fence_qualifiers.b32 d;
+
+::dimension = { ::x, ::y }
+.fence_qualifiers = { .to::from.release.scope }
+.to::from = { .tensormap::generic }
+.scope = { .cta, .sys }
+```
+
+Description
+
+Nothing.
+"""
+
+
+def test_set_names_inside_values_and_placeholder_slots(tmp_path: Path) -> None:
+    f = tmp_path / "fixture.md"
+    f.write_text(BLOCK2)
+    (t,) = syntax.templates_of(markdown.read([f]).sections[0])
+    assert t.sets["fence_qualifiers"].values == [".tensormap::generic.release.cta",
+                                                 ".tensormap::generic.release.sys"]
+    assert t.slots() == ["::dimension", "fence_qualifiers"]
+    rx = t.regex()[0]
+    assert rx.match("bar.q::y.tensormap::generic.release.sys.b32")
+    assert rx.match("bar.q.tensormap::generic.release.cta.b32")
+    assert not rx.match("bar.q::dimension.tensormap::generic.release.cta.b32")
+
+
 def _check(capsys: pytest.CaptureFixture[str], doc: Path) -> tuple[int, list[dict]]:  # type: ignore[type-arg]
     code = main(["doc", "check", str(doc), "--spec", str(ROOT / "spec"), "--json"])
     return code, json.loads(capsys.readouterr().out)["proposals"]
@@ -85,13 +124,15 @@ def test_versions_older_than_the_support_matrix_agree(
                 and p["key"].startswith("instruction:add_arith:")], props
 
 
-def test_the_async_copy_section_agrees_on_the_bulk_copies(
+def test_the_async_copy_and_fence_sections_agree(
         capsys: pytest.CaptureFixture[str]) -> None:
-    _, props = _check(capsys, ASYNC_COPY)
-    keys = [p["key"] for p in props]
-    bulk = [k for k in keys if k.startswith(("instruction:cp_async_bulk:",
-                                             "instruction:cp_reduce_async_bulk:"))]
-    assert bulk == [], bulk
+    """cp.async.bulk{,.tensor} and cp.reduce.async.bulk{,.tensor} (the spec writes
+    .override::global_address before .bulk_group, the document after it: the same forms,
+    ptxas reads both orders), fence.proxy and membar.proxy (document errata recorded)."""
+    code, props = _check(capsys, ASYNC_COPY)
+    assert code == 0 and props == [], [p["key"] for p in props]
+    code, props = _check(capsys, FENCE)
+    assert code == 0 and props == [], [p["key"] for p in props]
 
 
 PTX = """.version {v}
@@ -133,3 +174,17 @@ def test_bulk_sem_scope_is_what_ptxas_135_assembles_and_130_is_lenient(
     capsys.readouterr()
     spec = (ROOT / "spec" / "instructions" / "cp_async_bulk.yaml").read_text()
     assert 'values: [cta, cluster, gpu, sys]\n          toolkits: ["13.0"]' in spec
+
+
+def test_membar_proxy_async_is_a_form_ptxas_130_refuses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The 9.4 document gives membar.proxy the .async proxy kind; ptxas 13.5 assembles it
+    from 8.0 on sm_90a, ptxas 13.0 refuses it: the spec's form, with toolkit 13.0's
+    deviation."""
+    p135, p130 = toolkits.require("ptxas", "13.5"), toolkits.require("ptxas", "13.0")
+    assert _assemble(p135, tmp_path, "8.0", "membar.proxy.async;") == ""
+    assert "Illegal modifier '.async'" in _assemble(p130, tmp_path, "9.0", "membar.proxy.async;")
+    assert main(["support", "membar.proxy.async", "--target", "sm_90a", "--ptx-isa", "8.0"]) == 0
+    assert main(["support", "membar.proxy.async", "--target", "sm_90a", "--ptx-isa", "9.0",
+                 "--toolkit", "13.0"]) == 1
+    capsys.readouterr()

@@ -3384,6 +3384,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "im2col::w::128",
                                 "tile::scatter4",
                                 "im2col_no_offs",
+                                "im2col_no_offs::w",
                             ],
                             "optional": True,
                         },
@@ -3395,7 +3396,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "multicast",
                             "text": ".{}",
-                            "values": ["multicast::cluster", "multicast::cluster::32b"],
+                            "values": [
+                                "multicast::cluster",
+                                "multicast::cluster::16b",
+                                "multicast::cluster::32b",
+                            ],
                             "optional": True,
                         },
                         {
@@ -3529,7 +3534,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "immediate": "allowed",
                             "when": {
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3567,7 +3576,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {
                                 "src": "shared::cta",
                                 "completion": "bulk_group",
-                                "load_mode": ["none", "tile", "tile::scatter4", "im2col_no_offs"],
+                                "load_mode": [
+                                    "none",
+                                    "tile",
+                                    "tile::scatter4",
+                                    "im2col_no_offs",
+                                    "im2col_no_offs::w",
+                                ],
                                 "multicast": "none",
                                 "cta_group": "none",
                             },
@@ -3598,6 +3613,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "im2col::w",
                                     "im2col::w::128",
                                     "im2col_no_offs",
+                                    "im2col_no_offs::w",
                                 ],
                             },
                             "require": {"dim": ["3d", "4d", "5d"]},
@@ -3744,6 +3760,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.6",
                         },
                         {
+                            "id": "multicast-16b",
+                            "when": {"multicast": "multicast::cluster::16b"},
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "im2col-no-offs-w",
+                            "when": {"load_mode": "im2col_no_offs::w"},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
                             "id": "multicast-32b",
                             "when": {"multicast": "multicast::cluster::32b"},
                             "targets": ["sm_107f"],
@@ -3808,7 +3835,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["none", "tile", "tile::gather4"],
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3838,7 +3869,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": "im2col",
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3846,7 +3881,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["im2col::w", "im2col::w::128"],
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -4131,7 +4170,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "load_mode",
                             "text": ".{}",
-                            "values": ["tile", "im2col_no_offs", "tile::scatter4"],
+                            "values": [
+                                "tile",
+                                "im2col_no_offs",
+                                "tile::scatter4",
+                                "im2col_no_offs::w",
+                            ],
                             "optional": True,
                         },
                         {"name": "override", "text": ".override::global_address", "flag": True},
@@ -4213,9 +4257,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "im2col-3d",
-                            "when": {"load_mode": "im2col_no_offs"},
+                            "when": {"load_mode": ["im2col_no_offs", "im2col_no_offs::w"]},
                             "require": {"dim": ["3d", "4d", "5d"]},
-                            "message": ".im2col_no_offs needs 3d to 5d",
+                            "message": ".im2col_no_offs and .im2col_no_offs::w need 3d to 5d",
                         },
                         {
                             "id": "override-subset",
@@ -4281,6 +4325,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "override-dims",
                             "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "im2col-no-offs-w",
+                            "when": {"load_mode": "im2col_no_offs::w"},
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
@@ -5134,25 +5184,274 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "membar_proxy",
                     "spelling": {"head": 1},
                     "qualifiers": [
-                        {
-                            "name": "proxykind",
-                            "text": ".{}",
-                            "values": ["alias"],
-                            "ptxas_leniency": {
-                                "values": ["async"],
-                                "toolkits": ["13.5"],
-                                "ptxas": (
-                                    "membar.proxy.async; assembles for sm_90a (ptxas 13.5); "
-                                    "ptxas 13.0: \"Illegal modifier '.async' for instruction "
-                                    "'membar.proxy'\"; the ISA's membar.proxy takes .alias "
-                                    "only"
-                                ),
-                            },
-                        },
+                        {"name": "proxykind", "text": ".{}", "values": ["alias", "async"]},
                     ],
                     "operands": [],
-                    "gates": [{"id": "membar-proxy", "when": {}, "since": "7.5"}],
+                    "gates": [
+                        {"id": "membar-proxy", "when": {}, "since": "7.5"},
+                        {
+                            "id": "membar-proxy-async",
+                            "when": {"proxykind": "async"},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                    ],
+                    "deviations": [
+                        {
+                            "id": "membar-proxy-async-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"proxykind": "async"},
+                            "since": "9.1",
+                        },
+                    ],
                     "wrappers": [{"name": "membar_proxy", "when": {}}],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.async as "
+                        ".proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-global",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.global",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.async.global as "
+                        ".proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-shared-cta",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.shared::cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets "
+                        "(.async.shared::cta as .proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-shared-cluster",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.shared::cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets "
+                        "(.async.shared::cluster as .proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-sem-sc",
+                    "proposal": "instruction:fence_proxy:value:sem:.sc",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.sc as .sem)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-sem-acq-rel",
+                    "proposal": "instruction:fence_proxy:value:sem:.acq_rel",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.acq_rel as .sem)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-cta",
+                    "proposal": "instruction:fence_proxy:value:scope:.cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.cta as .scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-cluster",
+                    "proposal": "instruction:fence_proxy:value:scope:.cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.cluster as "
+                        ".scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-gpu",
+                    "proposal": "instruction:fence_proxy:value:scope:.gpu",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.gpu as .scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "membar-proxy-async-global",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.global",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.global",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
+                },
+                {
+                    "id": "membar-proxy-async-shared-cta",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.shared::cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.shared::cta",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
+                },
+                {
+                    "id": "membar-proxy-async-shared-cluster",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.shared::cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.shared::cluster",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
                 },
             ],
         },
@@ -8490,13 +8789,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mbarrier.pending_count",
                     "id": "mbarrier_pending_count",
                     "spelling": {"head": 1},
-                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b64"]}],
+                    "qualifiers": [
+                        {
+                            "name": "layout",
+                            "text": ".{}",
+                            "values": ["layout::v0"],
+                            "optional": True,
+                        },
+                        {"name": "type", "text": ".{}", "values": ["b64"]},
+                    ],
                     "operands": [
                         {"name": "pending", "kind": "register", "io": "out", "type": "b32"},
                         {"name": "state", "kind": "register", "type": "b64"},
                     ],
                     "gates": [
                         {"id": "mbarrier", "when": {}, "targets": ["sm_80+"], "since": "7.0"},
+                        {
+                            "id": "layout",
+                            "when": {"layout": "layout::v0"},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [{"name": "mbarrier_pending_count", "when": {}}],
                 },
@@ -13022,6 +13335,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "tensormap_cp_fenceproxy", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "replace-field3-b64",
+                    "proposal": "instruction:tensormap_replace:value:type:.b64",
+                    "location": {"section": "9.7.10.29", "ptx_isa": "9.4"},
+                    "says": (
+                        "the fields .elemtype, .interleave_layout, .swizzle_mode, "
+                        ".swizzle_atomicity and .fill_mode are replaced with a .b32 or a .b64 "
+                        "value"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse .b64 with each of these fields on every "
+                        "target (the spec's forms take .b32 there); .b64 is the type of "
+                        ".global_address and .global_stride"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.elemtype' for instruction 'tensormap.replace' "
+                        "with type '.b64'"
+                    ),
+                },
+            ],
         },
     ),
     (
@@ -13754,9 +14088,9 @@ FORM_COUNTS: dict[str, int] = {
     "cp_reduce_async_bulk": 316,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
-    "cp_async_bulk_tensor": 849,
+    "cp_async_bulk_tensor": 975,
     "cp_async_bulk_prefetch_tensor": 70,
-    "cp_reduce_async_bulk_tensor": 304,
+    "cp_reduce_async_bulk_tensor": 352,
     "cvt_float": 181,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
@@ -13765,7 +14099,7 @@ FORM_COUNTS: dict[str, int] = {
     "fence_proxy_tensormap": 8,
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
-    "membar_proxy": 1,
+    "membar_proxy": 2,
     "load": 3738,
     "store": 3792,
     "ldmatrix": 63,
@@ -13804,7 +14138,7 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_complete_tx": 18,
     "mbarrier_test_wait": 105,
     "mbarrier_try_wait": 210,
-    "mbarrier_pending_count": 1,
+    "mbarrier_pending_count": 2,
     "mbarrier_check_layout": 6,
     "trap_abort": 1,
     "brkpt_stop": 1,
@@ -13909,14 +14243,14 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_wait_group":
         "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
     "cp_async_bulk_tensor":
-        "231487c79c363f75ddd0ef358be906941e369df6978363157b7310e0f6a8be76",
+        "109e70a9fa6a6078f941c7014be549fae4ce0edaf548fe8123d98f4bb402bd6a",
     "cp_async_bulk_prefetch_tensor":
         (
         "8f5e38c1838dc530b42191b93ce0d13c8dd9290d63ba4f7c565cc0a8bf82f7d5"
     ),
     "cp_reduce_async_bulk_tensor":
         (
-        "983f32f31b6d493257bca5525d0cdc37cd13b1b9158991995b89018ae664032e"
+        "4840e2e9ba30544758f4c224b60994e5db1c637a6ac882761146292df05a2aeb"
     ),
     "cvt_float":
         "ef54d3140e5d1870b42845f9ab0314e11628e47eb716f39525d07df555a64e4d",
@@ -13935,7 +14269,7 @@ FORM_DIGESTS: dict[str, str] = {
     "membar_level":
         "201188356cd8c4c2b666d039875edd1122035da97c35e0767142d72b29331976",
     "membar_proxy":
-        "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
+        "2502ab5aa59d09451e737e467432c1c54288e8dbb1a92c109c1c43a815c9bb48",
     "load":
         "bb5dbfc8ae3a3c02714d74a3146a8d802b551b55d645e2ef4371e521b0cf8029",
     "store":
@@ -14013,7 +14347,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_try_wait":
         "497f990a7510607dc52272e365e91ccb86a6ae6d6c48848d7470d2a215f9203d",
     "mbarrier_pending_count":
-        "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
+        "370fc51c0c440ac61c20bd5cc8947d7e1d1fe7ad54105724c2fac546bdbaf996",
     "mbarrier_check_layout":
         "23ccf232ba65cbcf2d4b098208a490c72e1bcbb18f7deef0b533b4dc5dc35fcd",
     "trap_abort":
@@ -15443,11 +15777,12 @@ def cp_async_bulk_tensor(
         dst: one of shared::cluster, shared::cta, global.
         src: one of global, shared::cta.
         load_mode: one of tile, tile::gather4, im2col, im2col::w, im2col::w::128,
-            tile::scatter4, im2col_no_offs (None leaves it out). the load mode (.tile when
-            left out); loads and stores have their own modes
+            tile::scatter4, im2col_no_offs, im2col_no_offs::w (None leaves it out). the load
+            mode (.tile when left out); loads and stores have their own modes
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
-        multicast: one of multicast::cluster, multicast::cluster::32b (None leaves it out).
-            copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+        multicast: one of multicast::cluster, multicast::cluster::16b,
+            multicast::cluster::32b (None leaves it out). copy to every CTA of ctaMask
+            (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
         cta_group: one of cta_group::1, cta_group::2 (None leaves it out).
         cache_hint: True writes .L2::cache_hint.
         report: one of mbarrier::report::disabled,
@@ -15485,7 +15820,7 @@ def cp_async_bulk_tensor(
             accepted too) (only when load_mode = im2col).
         im2col_w: {wHalo, wOffset} (only when load_mode = {im2col::w, im2col::w::128}).
         cta_mask: the destination CTAs (only when multicast = {multicast::cluster,
-            multicast::cluster::32b}).
+            multicast::cluster::16b, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
@@ -15625,7 +15960,8 @@ def cp_reduce_async_bulk_tensor(
         dst: one of global.
         src: one of shared::cta.
         redop: one of add, min, max, inc, dec, and, or, xor.
-        load_mode: one of tile, im2col_no_offs, tile::scatter4 (None leaves it out).
+        load_mode: one of tile, im2col_no_offs, tile::scatter4, im2col_no_offs::w (None
+            leaves it out).
         override: True writes .override::global_address. reduce into global_address instead
             of the tensor map's global address (PTX ISA 9.4, sm_107)
         override_dims: one of global_dim, global_dim_stride (None leaves it out). also
@@ -15951,15 +16287,15 @@ def membar_level(
 
 def membar_proxy(
     *,
-    proxykind: str = "alias",
+    proxykind: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``membar.proxy``: old-style proxy fence.
 
-    membar.proxy.alias is fence.proxy.alias.
+    membar.proxy.alias is fence.proxy.alias; membar.proxy.async is fence.proxy.async.
 
     Qualifiers:
-        proxykind: one of alias.
+        proxykind: one of alias, async.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -17509,6 +17845,7 @@ def mbarrier_try_wait(
 
 def mbarrier_pending_count(
     *,
+    layout: str | None = None,
     type: str = "b64",
     pending: str,
     state: str,
@@ -17519,6 +17856,8 @@ def mbarrier_pending_count(
     Extracts the pending arrival count from a state token returned by mbarrier.arrive.
 
     Qualifiers:
+        layout: one of layout::v0 (None leaves it out). the layout of the mbarrier object the
+            state came from (PTX ISA 9.3)
         type: one of b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -17530,6 +17869,7 @@ def mbarrier_pending_count(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("mbarrier_pending_count"), {
+        "layout": layout,
         "type": type,
         "pending": pending,
         "state": state,

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptxgen.doc.markdown import Document, Loc, Section
-from ptxgen.doc.syntax import Template, templates_of
+from ptxgen.doc.syntax import Part, Template, templates_of
 from ptxgen.doc.tables import DescriptorTable, Entry, descriptor_tables
 from ptxgen.load import Document as SpecDoc
 from ptxgen.model import Spec
 from ptxgen.model.instructions import Form, Instruction
+from ptxgen.model.spelling import reorder
 from ptxgen.spec_util import parse_bits, vkey
 
 
@@ -479,16 +480,60 @@ def check_templates(spec: Spec, section: Section, errata: set[str],
                 "instruction-combination",
                 f"{ins.name}: {len(missing)} of the opcodes {t.opcode} writes are no valid "
                 f"form of the spec, e.g. {missing[0]}", t.loc, spec_at, missing))
+        reordered = _reordered_forms(t, m, rx)
         for slot in dict.fromkeys(names.values()):
             vs = t.sets[slot]
             for v in vs.values:
-                if v and v not in used.get(slot, set()):
+                if v and v not in used.get(slot, set()) and \
+                        not any(_has(op, v) for op in reordered):
                     out.append(Proposal(
                         f"instruction:{ins.id}:value:{slot}:{v}", "instruction-value",
                         f"{ins.name}: {t.opcode}: no valid form of the spec has {v} for "
                         f".{slot} (the document's set at {vs.loc.line})", t.loc, spec_at,
                         _with_value(m, rx, names, slot, v)))
     return out, matches
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\.[^.]+", text)
+
+
+def _reordered_forms(t: Template, m: _Match,
+                     rx: re.Pattern[str]) -> list[str]:
+    """The opcodes of the forms the template's regex misses that an instruction with a
+    ``spelling`` (ptxas reads its qualifiers in any order) writes in another order: each
+    form's tokens put in the template's order (a token at the first part that can write
+    it; the tokens of one value keep theirs) and matched again. The spec writes
+    ``.override::global_address`` before ``.bulk_group``, the document after it."""
+    if not any(ins.spelling is not None for ins in m.instructions):
+        return []
+    rank: dict[str, int] = {}
+
+    def walk(parts: list[Part]) -> None:
+        for p in parts:
+            if p.kind == "optional":
+                walk(p.parts)
+                continue
+            texts = [p.text] if p.kind == "literal" else t.sets[p.text].values
+            for text in texts:
+                for tok in _tokens(text):
+                    rank.setdefault(tok, len(rank))
+    walk(t.parts[1:] if t.parts and t.parts[0].kind == "literal" else t.parts)
+    matched = {f.opcode for f, _ in m.forms}
+    out = []
+    for ins in m.instructions:
+        if ins.spelling is None:
+            continue
+        for f in ins.forms:
+            if f.opcode in matched or not f.opcode.startswith(t.head):
+                continue
+            toks = _tokens(f.opcode[len(t.head):])
+            if any(tok not in rank for tok in toks):
+                continue
+            text = t.head + "".join(sorted(toks, key=rank.__getitem__))
+            if rx.match(text):
+                out.append(text)
+    return out
 
 
 def _combinations(t: Template, m: _Match) -> list[str]:
@@ -498,7 +543,16 @@ def _combinations(t: Template, m: _Match) -> list[str]:
     if every is None:
         return []
     have = {f.opcode for f, _ in m.forms}
-    return [op for op in every if op not in have]
+
+    def spelled(op: str) -> bool:
+        """``op`` is a valid form written in another order ptxas reads (the instruction's
+        ``spelling``): the document's order of optional parts is not always the spec's."""
+        return any(r in every_form for ins in m.instructions if ins.spelling is not None
+                   for r in reorder(op, ins.name, ins.qualifiers, ins.spelling))
+
+    every_form = {f.opcode for ins in m.instructions for f in ins.forms}
+
+    return [op for op in every if op not in have and not spelled(op)]
 
 
 def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: str,
