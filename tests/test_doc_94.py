@@ -188,3 +188,23 @@ def test_membar_proxy_async_is_a_form_ptxas_130_refuses(
     assert main(["support", "membar.proxy.async", "--target", "sm_90a", "--ptx-isa", "9.0",
                  "--toolkit", "13.0"]) == 1
     capsys.readouterr()
+
+
+TCGEN05_MMA = DOC94 / ("9.7.18.10-tensorcore-5th-generation-matrix-multiply-and-accumulate-"
+                       "operations.md")
+
+
+def test_table_62_against_table_51_ti16_transpose() -> None:
+    """Table 62 says .kind::ti16 transposes A and B, Table 51 (and the spec) that its
+    transpose bits are 0: the check sees the contradiction, and the spec records it as the
+    document's (doc_errata t62-ti16-*), so `doc check` proposes it no more."""
+    from ptxgen import pipeline
+    from ptxgen.doc.check import check_support_tables, errata_keys, spec_layouts
+
+    docs = pipeline.load_documents(ROOT / "spec")
+    found = check_support_tables(markdown.read([TCGEN05_MMA]), spec_layouts(docs))
+    keys = sorted(p.key for p in found)
+    assert keys == ["descriptor:instr_desc:transpose_a:ti16:supported",
+                    "descriptor:instr_desc:transpose_b:ti16:supported"]
+    assert all("says Yes, the spec's codes are [0]" in p.message for p in found)
+    assert set(keys) <= errata_keys(docs)

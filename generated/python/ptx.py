@@ -2931,7 +2931,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "relaxed.sys",
                                 ],
                             },
-                            "message": ".b128 is the type of a .relaxed copy only",
+                            "ptxas_accepts": {"sem": "none"},
+                            "message": (
+                                ".b128 is the type of a .relaxed copy only (the ISA's syntax; "
+                                "ptxas 13.5 also reads it without a .sem)"
+                            ),
                         },
                         {
                             "id": "ignore-oob-report",
@@ -2957,6 +2961,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 ],
                             },
                             "since": "9.3",
+                        },
+                        {
+                            "id": "relaxed-global-to-cluster",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "dst": "shared::cluster",
+                                "src": "global",
+                            },
+                            "targets": ["sm_90a", "sm_100f", "sm_110f"],
                         },
                         {
                             "id": "multicast-16b",
@@ -2990,6 +3008,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"multicast": "multicast::cluster::32b"},
                             "targets": ["sm_107f"],
                             "since": "9.4",
+                        },
+                    ],
+                    "deviations": [
+                        {
+                            "id": "b128-without-sem-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"sem": "none", "b128": True},
+                            "since": "9.1",
                         },
                     ],
                     "wrappers": [
@@ -9753,6 +9779,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "sp-k64-kind-dot",
+                    "proposal": (
+                        "instruction:mma_sp_ordered_metadata"
+                        ":template:mma.sp::ordered_metadata."
+                        "sync.aligned.m16n8k64.row.col.kind.dtype.f8f6f4type.f8f6f4type.ctype"
+                    ),
+                    "location": {"section": "9.7.16.6", "ptx_isa": "9.4"},
+                    "says": (
+                        "the sparse alternate floating point syntax defines .kind as "
+                        "kind::f8f6f4, without the leading dot"
+                    ),
+                    "evidence": (
+                        "read literally the opcode has \".colkind::f8f6f4\", which ptxas 13.0 "
+                        "and 13.5 refuse; with the dot (.kind::f8f6f4, as every other .kind "
+                        "set of the section writes it) the template is the spec's "
+                        "mma.sp::ordered_metadata m16n8k64 .kind::f8f6f4 forms, which ptxas "
+                        "13.5 assembles"
+                    ),
+                    "ptxas": "Unknown modifier '.colkind::f8f6f4'",
+                },
+            ],
         },
     ),
     (
@@ -14231,7 +14280,7 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_mbarrier_arrive":
         "7d54d470108880bd6938e7093683ca02e884e8ae957e0ad346809728d74a4cba",
     "cp_async_bulk":
-        "2ce1842ffeb0e0b99e6bf25516e6b1ab1e4d0b5552345df9be37f353f4664df1",
+        "881c087a48364fbfedbde0688c14b7d366b77431bfa0d8d1a2cc2655e677ab84",
     "cp_async_bulk_prefetch":
         "439d8e8cbf44e50ff06ec01b995c218a68c885b225cad503f8bd171df6b25ae2",
     "cp_reduce_async_bulk":

@@ -394,6 +394,47 @@ def check_target_notes(doc: Document, spec: Spec, table: DescriptorTable,
     return out
 
 
+_SUPPORT = re.compile(r"transpose and negate", re.I)
+
+
+def check_support_tables(doc: Document, layouts: Sequence[SpecLayout]) -> list[Proposal]:
+    """A table of which MMA kinds support transposing / negating A and B ("Is Transpose
+    A/B supported": Yes / No) against the codes the spec's descriptor layouts of that kind
+    give the transpose_a/_b and negate_a/_b fields (Table 62 of the 9.4 document against
+    Table 51). A cell that is neither Yes nor No (conditions) is not read."""
+    out: list[Proposal] = []
+    for _, table in doc.tables():
+        if not _SUPPORT.search(table.caption) or not table.header:
+            continue
+        heads = table.header[0]
+        cols = {i: ("transpose" if "transpose" in h.lower() else "negate")
+                for i, h in enumerate(heads) if re.search(r"transpose|negate", h, re.I)}
+        for row in table.rows:
+            kind = row.cells[0].strip().removeprefix(".kind::") if row.cells else ""
+            for i, what in cols.items():
+                cell = row.cells[i].strip() if i < len(row.cells) else ""
+                if cell not in ("Yes", "No"):
+                    continue
+                for lay in layouts:
+                    if kind not in lay.kinds:
+                        continue
+                    for n, f in enumerate(lay.fields):
+                        name = str(f.get("name", ""))
+                        if name not in (f"{what}_a", f"{what}_b"):
+                            continue
+                        codes = _spec_codes(f, kind) or frozenset()
+                        if (1 in codes) == (cell == "Yes"):
+                            continue
+                        out.append(Proposal(
+                            f"descriptor:{lay.descriptor}:{name}:{kind}:supported",
+                            "descriptor-codes",
+                            f"{lay.label}: {name} of .kind::{kind}: the document's "
+                            f"{table.caption!r} says {cell}, the spec's codes are "
+                            f"{sorted(codes)}", table.row_loc(row),
+                            lay.where((*lay.path, n))))
+    return out
+
+
 # -- instructions -------------------------------------------------------------------
 
 def _first_version(form: Form) -> str | None:
@@ -741,6 +782,7 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
                                                  if other.descriptor == lay.descriptor
                                                  for k in other.kinds))
         out += check_target_notes(doc, spec, table, lay, variant_targets(docs))
+    out += check_support_tables(doc, layouts)
     slots: dict[str, dict[str, set[str]]] = {}
     for section in doc.sections:
         props, matches = check_templates(spec, section, errata, combinations)

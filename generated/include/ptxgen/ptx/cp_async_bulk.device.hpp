@@ -60,7 +60,7 @@ struct cp_async_bulk_checks {
     static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
                   "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
     static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
-                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only");
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
     static constexpr bool ok = true;
 };
 
@@ -71,7 +71,7 @@ struct cp_async_bulk_multicast_cluster_checks {
     static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
                   "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
     static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
-                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only");
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
     static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
                   "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}");
     static constexpr bool ok = true;
@@ -84,7 +84,7 @@ struct cp_async_bulk_ignore_oob_checks {
     static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
                   "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
     static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
-                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only");
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
     static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
                   "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
     static constexpr bool ok = true;
@@ -97,7 +97,7 @@ struct cp_async_bulk_to_global_checks {
     static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
                   "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
     static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
-                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only");
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
     static constexpr bool ok = true;
 };
 #endif
@@ -120,21 +120,23 @@ struct cp_async_bulk_forms0_table {
         "\001y\000\001{\000\001}\000\002\215\000\001\217\000\001\221\000\001\223\000\001\225\000"
         "\001\227\000\001\231\000\003\250\000\001\252\000\001\254\000\001\256\000\001\260\000\001\262\000"
         "\001\264\000\002\304\000\001\306\000\001\310\000\001\312\000\001\314\000\001\316\000\001\320\000"
-        "\002\341\000\001\343\000\001\345\000\001\347\000\001\351\000\001\353\000\001\355\000\002\375\000"
-        "\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001\001\011\001\002\031\001\001\033\001"
-        "\001\035\001\001\037\001\001!\001\001#\001\001%\001\0025\001\0017\001\0019\001"
+        "\004\341\000\001\343\000\001\345\000\001\347\000\001\351\000\001\353\000\001\355\000\004\375\000"
+        "\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001\001\011\001\004\031\001\001\033\001"
+        "\001\035\001\001\037\001\001!\001\001#\001\001%\001\0045\001\0017\001\0019\001"
         "\001;\001\001=\001\001\?\001\001A\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 86},
         {0xc0000ull, 0, 94},
         {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 80},
+        {0x6d8680ull, 0, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -201,21 +203,23 @@ struct cp_async_bulk_forms1_table {
         "\001\207\000\001\211\000\001\213\000\002\233\000\001\235\000\001\237\000\001\241\000\001\243\000"
         "\001\245\000\001\247\000\003\266\000\001\270\000\001\272\000\001\274\000\001\276\000\001\300\000"
         "\001\302\000\002\322\000\001\324\000\001\326\000\001\330\000\001\332\000\001\334\000\001\336\000"
-        "\002\357\000\001\361\000\001\363\000\001\365\000\001\367\000\001\371\000\001\373\000\002\013\001"
-        "\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001\001\027\001\002'\001\001)\001"
-        "\001+\001\001-\001\001/\001\0011\001\0013\001\002C\001\001E\001\001G\001"
+        "\004\357\000\001\361\000\001\363\000\001\365\000\001\367\000\001\371\000\001\373\000\004\013\001"
+        "\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001\001\027\001\004'\001\001)\001"
+        "\001+\001\001-\001\001/\001\0011\001\0013\001\004C\001\001E\001\001G\001"
         "\001I\001\001K\001\001M\001\001O\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 86},
         {0xc0000ull, 0, 94},
         {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 80},
+        {0x6d8680ull, 0, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -282,28 +286,32 @@ struct cp_async_bulk_multicast_cluster_forms0_table {
         "\001X\000\001Z\000\001\\\000\001^\000\001`\000\003\214\000\001\216\000\001\220\000"
         "\001\222\000\001\224\000\001\226\000\001\230\000\002\250\000\001\252\000\001\254\000\001\256\000"
         "\001\260\000\001\262\000\001\264\000\001\304\000\001\306\000\001\310\000\001\312\000\001\314\000"
-        "\001\316\000\001\320\000\003\375\000\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001"
-        "\001\011\001\002\031\001\001\033\001\001\035\001\001\037\001\001!\001\001#\001\001%\001"
-        "\0015\001\0017\001\0019\001\001;\001\001=\001\001\?\001\001A\001\003m\001"
-        "\001o\001\001q\001\001s\001\001u\001\001w\001\001y\001\002\211\001\001\213\001"
+        "\001\316\000\001\320\000\004\375\000\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001"
+        "\001\011\001\005\031\001\001\033\001\001\035\001\001\037\001\001!\001\001#\001\001%\001"
+        "\0015\001\0017\001\0019\001\001;\001\001=\001\001\?\001\001A\001\004m\001"
+        "\001o\001\001q\001\001s\001\001u\001\001w\001\001y\001\005\211\001\001\213\001"
         "\001\215\001\001\217\001\001\221\001\001\223\001\001\225\001\001\245\001\001\247\001\001\251\001"
-        "\001\253\001\001\255\001\001\257\001\001\261\001\003\335\001\001\337\001\001\341\001\001\343\001"
-        "\001\345\001\001\347\001\001\351\001\002\371\001\001\373\001\001\375\001\001\377\001\001\001\002"
+        "\001\253\001\001\255\001\001\257\001\001\261\001\004\335\001\001\337\001\001\341\001\001\343\001"
+        "\001\345\001\001\347\001\001\351\001\005\371\001\001\373\001\001\375\001\001\377\001\001\001\002"
         "\001\003\002\001\005\002\001\025\002\001\027\002\001\031\002\001\033\002\001\035\002\001\037\002"
-        "\001!\002\003M\002\001O\002\001Q\002\001S\002\001U\002\001W\002\001Y\002"
-        "\002i\002\001k\002\001m\002\001o\002\001q\002\001s\002\001u\002\001\205\002"
+        "\001!\002\004M\002\001O\002\001Q\002\001S\002\001U\002\001W\002\001Y\002"
+        "\005i\002\001k\002\001m\002\001o\002\001q\002\001s\002\001u\002\001\205\002"
         "\001\207\002\001\211\002\001\213\002\001\215\002\001\217\002\001\221\002";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0xc0000ull, 0, 94},
         {0x1fffffc0ull, 900, 94},
         {0x1fffffc0ull, 900, 93},
+        {0x6d8680ull, 0, 93},
+        {0x6d8680ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -370,28 +378,32 @@ struct cp_async_bulk_multicast_cluster_forms1_table {
         "\001f\000\001h\000\001j\000\001l\000\001n\000\003\232\000\001\234\000\001\236\000"
         "\001\240\000\001\242\000\001\244\000\001\246\000\002\266\000\001\270\000\001\272\000\001\274\000"
         "\001\276\000\001\300\000\001\302\000\001\322\000\001\324\000\001\326\000\001\330\000\001\332\000"
-        "\001\334\000\001\336\000\003\013\001\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001"
-        "\001\027\001\002'\001\001)\001\001+\001\001-\001\001/\001\0011\001\0013\001"
-        "\001C\001\001E\001\001G\001\001I\001\001K\001\001M\001\001O\001\003{\001"
-        "\001}\001\001\177\001\001\201\001\001\203\001\001\205\001\001\207\001\002\227\001\001\231\001"
+        "\001\334\000\001\336\000\004\013\001\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001"
+        "\001\027\001\005'\001\001)\001\001+\001\001-\001\001/\001\0011\001\0013\001"
+        "\001C\001\001E\001\001G\001\001I\001\001K\001\001M\001\001O\001\004{\001"
+        "\001}\001\001\177\001\001\201\001\001\203\001\001\205\001\001\207\001\005\227\001\001\231\001"
         "\001\233\001\001\235\001\001\237\001\001\241\001\001\243\001\001\263\001\001\265\001\001\267\001"
-        "\001\271\001\001\273\001\001\275\001\001\277\001\003\353\001\001\355\001\001\357\001\001\361\001"
-        "\001\363\001\001\365\001\001\367\001\002\007\002\001\011\002\001\013\002\001\015\002\001\017\002"
+        "\001\271\001\001\273\001\001\275\001\001\277\001\004\353\001\001\355\001\001\357\001\001\361\001"
+        "\001\363\001\001\365\001\001\367\001\005\007\002\001\011\002\001\013\002\001\015\002\001\017\002"
         "\001\021\002\001\023\002\001#\002\001%\002\001'\002\001)\002\001+\002\001-\002"
-        "\001/\002\003[\002\001]\002\001_\002\001a\002\001c\002\001e\002\001g\002"
-        "\002w\002\001y\002\001{\002\001}\002\001\177\002\001\201\002\001\203\002\001\223\002"
+        "\001/\002\004[\002\001]\002\001_\002\001a\002\001c\002\001e\002\001g\002"
+        "\005w\002\001y\002\001{\002\001}\002\001\177\002\001\201\002\001\203\002\001\223\002"
         "\001\225\002\001\227\002\001\231\002\001\233\002\001\235\002\001\237\002";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0xc0000ull, 0, 94},
         {0x1fffffc0ull, 900, 94},
         {0x1fffffc0ull, 900, 93},
+        {0x6d8680ull, 0, 93},
+        {0x6d8680ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -645,7 +657,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
     static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
                   "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
     static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
-                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only");
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
