@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import toolkits
+
 from conftest import ROOT
 from ptxgen.cli import main
 from ptxgen.doc import markdown, syntax
