@@ -1,12 +1,17 @@
 """Re-runnable benchmark of ``ptxgen probe`` (issue 13: <= 5 minutes on the 2-core machine).
 
     python benchmarks/bench_probe.py --ptxas PATH [--spec DIR] [--jobs N] [--runs R]
+                                     [--only FILE.yaml]...
 
 Runs ``ptxgen probe --ptxas PATH --spec DIR --json`` as a user would (a fresh
 process, no assembly cache: PTXGEN_PROBE_CACHE is unset) R times and prints the
 wall time of each run, the median, the number of kernels assembled, ptxas runs
 and proposals. Default: the ptxas of the test dependency nvidia-cuda-nvcc (13.5)
-against spec/.
+against spec/. ``--only`` probes a copy of the spec with only these instruction files
+(and no descriptors): issue 25's async/fence additions were checked with
+``--only cp_async_bulk.yaml --only cp_async_bulk_tensor.yaml`` and
+``--only fence.yaml --only mbarrier.yaml --only tensormap.yaml``, each with ptxas 13.5
+and 13.0.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +42,11 @@ def main() -> None:
     ap.add_argument("--spec", default=str(ROOT / "spec"))
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--only", action="append", default=[],
+                    help="an instruction file of the spec to probe alone (repeatable)")
     args = ap.parse_args()
+    if args.only:
+        args.spec = _subset(Path(args.spec), args.only)
     exe = args.ptxas or default_ptxas()
     env = {k: v for k, v in os.environ.items() if k != "PTXGEN_PROBE_CACHE"}
     cmd = [sys.executable, "-m", "ptxgen", "probe", "--ptxas", exe, "--spec", args.spec,
@@ -60,6 +71,18 @@ def main() -> None:
         "pairs": stats.get("pairs"), "near_misses": stats.get("near_misses"),
         "candidates": stats.get("candidates"), "load_average": os.getloadavg(),
     }, indent=2))
+
+
+def _subset(spec: Path, files: list[str]) -> str:
+    """A temporary copy of ``spec`` with only these instruction files."""
+    out = Path(tempfile.mkdtemp(prefix="bench-probe-")) / "spec"
+    (out / "instructions").mkdir(parents=True)
+    (out / "descriptors").mkdir()
+    shutil.copytree(spec / "schema", out / "schema")
+    shutil.copy(spec / "targets.yaml", out / "targets.yaml")
+    for name in files:
+        shutil.copy(spec / "instructions" / name, out / "instructions" / name)
+    return str(out)
 
 
 if __name__ == "__main__":

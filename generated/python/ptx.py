@@ -2676,6 +2676,33 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "spelling": {"head": 2, "ordered": [["dst", "src"]]},
                     "qualifiers": [
                         {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": [
+                                "weak",
+                                "relaxed.cta",
+                                "relaxed.cluster",
+                                "relaxed.gpu",
+                                "relaxed.sys",
+                            ],
+                            "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["cta", "cluster", "gpu", "sys"],
+                                "toolkits": ["13.0"],
+                                "note": "bulk-sem-scope",
+                                "ptxas": (
+                                    "ptxas 13.0 (V13.0.88) assembles a scope without .relaxed "
+                                    "(cp.async.bulk.cta.shared::ct"
+                                    "a.global.mbarrier::complete_tx::bytes, also .cluster, "
+                                    ".gpu, .sys, every direction) from .version 8.0; ptxas "
+                                    "13.5 refuses it at every version: \"Modifier '.cta' "
+                                    "requires modifier '.order'\" (and before 9.3 \"Feature "
+                                    "'cp.async.bulk.cta' requires PTX ISA .version 9.3 or "
+                                    "later\")"
+                                ),
+                            },
+                        },
+                        {
                             "name": "dst",
                             "text": ".{}",
                             "values": ["shared::cta", "shared::cluster", "global"],
@@ -2689,7 +2716,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "multicast",
                             "text": ".{}",
-                            "values": ["multicast::cluster", "multicast::cluster::32b"],
+                            "values": [
+                                "multicast::cluster",
+                                "multicast::cluster::16b",
+                                "multicast::cluster::32b",
+                            ],
                             "optional": True,
                         },
                         {"name": "ignore_oob", "text": ".ignore_oob", "flag": True},
@@ -2708,6 +2739,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {"name": "cp_mask", "text": ".cp_mask", "flag": True},
+                        {"name": "b128", "text": ".b128", "flag": True},
                     ],
                     "operands": [
                         {
@@ -2761,7 +2793,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "default": "b16",
                             },
                             "when": {
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -2781,6 +2817,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-to-cta",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "shared::cta",
                                 "src": "global",
                                 "completion": "mbarrier::complete_tx::bytes",
@@ -2801,12 +2846,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-to-cluster",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "shared::cluster",
                                 "src": "global",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "multicast": [
                                     "none",
                                     "multicast::cluster",
+                                    "multicast::cluster::16b",
                                     "multicast::cluster::32b",
                                 ],
                                 "cache_hint": [False, True],
@@ -2824,6 +2879,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cta-to-cluster",
                             "match": {
+                                "sem": ["none", "weak", "relaxed.cta", "relaxed.cluster"],
+                                "b128": [False, True],
                                 "dst": "shared::cluster",
                                 "src": "shared::cta",
                                 "completion": "mbarrier::complete_tx::bytes",
@@ -2832,6 +2889,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cta-to-global",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "b128": [False, True],
                                 "dst": "global",
                                 "src": "shared::cta",
                                 "completion": "bulk_group",
@@ -2841,6 +2907,36 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "relaxed-b128",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "require": {"b128": True},
+                            "message": "a .relaxed copy names the .b128 type",
+                        },
+                        {
+                            "id": "b128-relaxed",
+                            "when": {"b128": True},
+                            "require": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "ptxas_accepts": {"sem": "none"},
+                            "message": (
+                                ".b128 is the type of a .relaxed copy only (the ISA's syntax; "
+                                "ptxas 13.5 also reads it without a .sem)"
+                            ),
+                        },
                         {
                             "id": "ignore-oob-report",
                             "when": {"ignore_oob": True},
@@ -2853,6 +2949,38 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "gates": [
                         {"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
+                        {
+                            "id": "sem",
+                            "when": {
+                                "sem": [
+                                    "weak",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "since": "9.3",
+                        },
+                        {
+                            "id": "relaxed-global-to-cluster",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                                "dst": "shared::cluster",
+                                "src": "global",
+                            },
+                            "targets": ["sm_90a", "sm_100f", "sm_110f"],
+                        },
+                        {
+                            "id": "multicast-16b",
+                            "when": {"multicast": "multicast::cluster::16b"},
+                            "since": "9.4",
+                        },
                         {
                             "id": "cp-mask",
                             "when": {"cp_mask": True},
@@ -2882,6 +3010,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "9.4",
                         },
                     ],
+                    "deviations": [
+                        {
+                            "id": "b128-without-sem-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"sem": "none", "b128": True},
+                            "since": "9.1",
+                        },
+                    ],
                     "wrappers": [
                         {
                             "name": "cp_async_bulk",
@@ -2891,7 +3027,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "cp_async_bulk_multicast_cluster",
                             "when": {
                                 "src": "global",
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                                 "ignore_oob": False,
                             },
                         },
@@ -2959,6 +3099,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "cp_reduce_async_bulk",
                     "spelling": {"head": 3, "ordered": [["dst", "src"]]},
                     "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": [
+                                "relaxed.cta",
+                                "relaxed.cluster",
+                                "relaxed.gpu",
+                                "relaxed.sys",
+                            ],
+                            "optional": True,
+                        },
                         {"name": "dst", "text": ".{}", "values": ["shared::cluster", "global"]},
                         {"name": "src", "text": ".{}", "values": ["shared::cta"]},
                         {
@@ -3025,6 +3176,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-bitwise",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["and", "or", "xor"],
@@ -3034,6 +3186,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-add",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": "add",
@@ -3043,6 +3196,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-minmax",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["min", "max"],
@@ -3052,6 +3206,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cluster-incdec",
                             "match": {
+                                "sem": ["none", "relaxed.cta", "relaxed.cluster"],
                                 "dst": "shared::cluster",
                                 "completion": "mbarrier::complete_tx::bytes",
                                 "redop": ["inc", "dec"],
@@ -3061,6 +3216,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-bitwise",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3071,6 +3233,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3081,6 +3250,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add-noftz",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3092,6 +3268,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-add-noftz-f32",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3104,6 +3287,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-minmax",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3114,6 +3304,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "global-incdec",
                             "match": {
+                                "sem": [
+                                    "none",
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
                                 "dst": "global",
                                 "completion": "bulk_group",
                                 "cache_hint": [False, True],
@@ -3122,7 +3319,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                     ],
-                    "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
+                    "gates": [
+                        {"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"},
+                        {
+                            "id": "sem",
+                            "when": {
+                                "sem": [
+                                    "relaxed.cta",
+                                    "relaxed.cluster",
+                                    "relaxed.gpu",
+                                    "relaxed.sys",
+                                ],
+                            },
+                            "since": "9.3",
+                        },
+                    ],
                     "wrappers": [
                         {"name": "cp_reduce_async_bulk", "when": {"dst": "shared::cluster"}},
                         {"name": "cp_reduce_async_bulk_to_global", "when": {"dst": "global"}},
@@ -3145,6 +3356,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "operands": [{"name": "n", "kind": "immediate", "values": {"from": 0}}],
                     "gates": [{"id": "bulk", "when": {}, "targets": ["sm_90+"], "since": "8.0"}],
                     "wrappers": [{"name": "cp_async_bulk_wait_group", "when": {}}],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "reduce-cluster-b64",
+                    "proposal": "instruction:cp_reduce_async_bulk:value:type:.b64",
+                    "location": {"section": "9.7.10.28", "ptx_isa": "9.4"},
+                    "says": (
+                        ".b64 is one of the types of cp.reduce.async.bulk into "
+                        "shared::cluster memory"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse every operation with .b64 into "
+                        "shared::cluster (and.b64, or.b64, xor.b64: no bitwise 64-bit "
+                        "reduction there; add.b64: .add takes .u32/.s32/.u64); .b64 is a type "
+                        "of the global destination only"
+                    ),
+                    "ptxas": (
+                        "Illegal reduction operation for instruction "
+                        "'cp.reduce.async.bulk.shared::cluster.shared::cta.b64'; Incorrect "
+                        "type '.b64' for operation '.add' in instruction "
+                        "'cp.reduce.async.bulk'"
+                    ),
                 },
             ],
         },
@@ -3176,6 +3410,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "im2col::w::128",
                                 "tile::scatter4",
                                 "im2col_no_offs",
+                                "im2col_no_offs::w",
                             ],
                             "optional": True,
                         },
@@ -3187,7 +3422,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "multicast",
                             "text": ".{}",
-                            "values": ["multicast::cluster", "multicast::cluster::32b"],
+                            "values": [
+                                "multicast::cluster",
+                                "multicast::cluster::16b",
+                                "multicast::cluster::32b",
+                            ],
                             "optional": True,
                         },
                         {
@@ -3321,7 +3560,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                             "immediate": "allowed",
                             "when": {
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3359,7 +3602,13 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {
                                 "src": "shared::cta",
                                 "completion": "bulk_group",
-                                "load_mode": ["none", "tile", "tile::scatter4", "im2col_no_offs"],
+                                "load_mode": [
+                                    "none",
+                                    "tile",
+                                    "tile::scatter4",
+                                    "im2col_no_offs",
+                                    "im2col_no_offs::w",
+                                ],
                                 "multicast": "none",
                                 "cta_group": "none",
                             },
@@ -3390,6 +3639,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "im2col::w",
                                     "im2col::w::128",
                                     "im2col_no_offs",
+                                    "im2col_no_offs::w",
                                 ],
                             },
                             "require": {"dim": ["3d", "4d", "5d"]},
@@ -3536,6 +3786,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.6",
                         },
                         {
+                            "id": "multicast-16b",
+                            "when": {"multicast": "multicast::cluster::16b"},
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "im2col-no-offs-w",
+                            "when": {"load_mode": "im2col_no_offs::w"},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
                             "id": "multicast-32b",
                             "when": {"multicast": "multicast::cluster::32b"},
                             "targets": ["sm_107f"],
@@ -3600,7 +3861,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["none", "tile", "tile::gather4"],
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3630,7 +3895,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": "im2col",
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3638,7 +3907,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {
                                 "dst": ["shared::cluster", "shared::cta"],
                                 "load_mode": ["im2col::w", "im2col::w::128"],
-                                "multicast": ["multicast::cluster", "multicast::cluster::32b"],
+                                "multicast": [
+                                    "multicast::cluster",
+                                    "multicast::cluster::16b",
+                                    "multicast::cluster::32b",
+                                ],
                             },
                         },
                         {
@@ -3923,7 +4196,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "load_mode",
                             "text": ".{}",
-                            "values": ["tile", "im2col_no_offs", "tile::scatter4"],
+                            "values": [
+                                "tile",
+                                "im2col_no_offs",
+                                "tile::scatter4",
+                                "im2col_no_offs::w",
+                            ],
                             "optional": True,
                         },
                         {"name": "override", "text": ".override::global_address", "flag": True},
@@ -4005,9 +4283,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "im2col-3d",
-                            "when": {"load_mode": "im2col_no_offs"},
+                            "when": {"load_mode": ["im2col_no_offs", "im2col_no_offs::w"]},
                             "require": {"dim": ["3d", "4d", "5d"]},
-                            "message": ".im2col_no_offs needs 3d to 5d",
+                            "message": ".im2col_no_offs and .im2col_no_offs::w need 3d to 5d",
                         },
                         {
                             "id": "override-subset",
@@ -4073,6 +4351,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "override-dims",
                             "when": {"override_dims": ["global_dim", "global_dim_stride"]},
+                            "targets": ["sm_107f"],
+                            "since": "9.4",
+                        },
+                        {
+                            "id": "im2col-no-offs-w",
+                            "when": {"load_mode": "im2col_no_offs::w"},
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
@@ -4926,25 +5210,274 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "id": "membar_proxy",
                     "spelling": {"head": 1},
                     "qualifiers": [
-                        {
-                            "name": "proxykind",
-                            "text": ".{}",
-                            "values": ["alias"],
-                            "ptxas_leniency": {
-                                "values": ["async"],
-                                "toolkits": ["13.5"],
-                                "ptxas": (
-                                    "membar.proxy.async; assembles for sm_90a (ptxas 13.5); "
-                                    "ptxas 13.0: \"Illegal modifier '.async' for instruction "
-                                    "'membar.proxy'\"; the ISA's membar.proxy takes .alias "
-                                    "only"
-                                ),
-                            },
-                        },
+                        {"name": "proxykind", "text": ".{}", "values": ["alias", "async"]},
                     ],
                     "operands": [],
-                    "gates": [{"id": "membar-proxy", "when": {}, "since": "7.5"}],
+                    "gates": [
+                        {"id": "membar-proxy", "when": {}, "since": "7.5"},
+                        {
+                            "id": "membar-proxy-async",
+                            "when": {"proxykind": "async"},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                    ],
+                    "deviations": [
+                        {
+                            "id": "membar-proxy-async-13.0",
+                            "toolkits": ["13.0"],
+                            "when": {"proxykind": "async"},
+                            "since": "9.1",
+                        },
+                    ],
                     "wrappers": [{"name": "membar_proxy", "when": {}}],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.async as "
+                        ".proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-global",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.global",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.async.global as "
+                        ".proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-shared-cta",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.shared::cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets "
+                        "(.async.shared::cta as .proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-proxykind-async-shared-cluster",
+                    "proposal": "instruction:fence_proxy:value:proxykind:.async.shared::cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets "
+                        "(.async.shared::cluster as .proxykind)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-sem-sc",
+                    "proposal": "instruction:fence_proxy:value:sem:.sc",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.sc as .sem)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-sem-acq-rel",
+                    "proposal": "instruction:fence_proxy:value:sem:.acq_rel",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.acq_rel as .sem)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-cta",
+                    "proposal": "instruction:fence_proxy:value:scope:.cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.cta as .scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-cluster",
+                    "proposal": "instruction:fence_proxy:value:scope:.cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.cluster as "
+                        ".scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "fence-proxy-sem-scope-scope-gpu",
+                    "proposal": "instruction:fence_proxy:value:scope:.gpu",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "the bidirectional proxy fence with a .sem and .scope takes every "
+                        ".proxykind, .sem and .scope of the section's sets (.gpu as .scope)"
+                    ),
+                    "evidence": (
+                        "the section also defines .sem_alias = .acquire/.release and "
+                        ".scope_alias = .sys and no syntax line uses them; ptxas 13.0 and "
+                        "13.5 take .acquire/.release only with .alias (and the fabric kinds), "
+                        "at .sys only, and refuse .sc, .acq_rel, .cta, .cluster, .gpu and the "
+                        ".async kinds there"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.acquire' for instruction 'fence.proxy' "
+                        "(fence.proxy.async.acquire.sys); Illegal modifier '.sc' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.acq_rel' for "
+                        "instruction 'fence.proxy'; Illegal modifier '.cta' for instruction "
+                        "'fence.proxy' (fence.proxy.alias.acquire.cta, ptxas 13.5)"
+                    ),
+                },
+                {
+                    "id": "membar-proxy-async-global",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.global",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.global",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
+                },
+                {
+                    "id": "membar-proxy-async-shared-cta",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.shared::cta",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.shared::cta",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
+                },
+                {
+                    "id": "membar-proxy-async-shared-cluster",
+                    "proposal": "instruction:membar_proxy:value:proxykind:.async.shared::cluster",
+                    "location": {"section": "9.7.15.4", "ptx_isa": "9.4"},
+                    "says": "membar.proxy takes the proxy kind .async.shared::cluster",
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target; membar.proxy takes "
+                        ".alias and (ptxas 13.5) .async only"
+                    ),
+                    "ptxas": "State space incorrect for instruction 'membar.proxy'",
                 },
             ],
         },
@@ -8282,13 +8815,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mbarrier.pending_count",
                     "id": "mbarrier_pending_count",
                     "spelling": {"head": 1},
-                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["b64"]}],
+                    "qualifiers": [
+                        {
+                            "name": "layout",
+                            "text": ".{}",
+                            "values": ["layout::v0"],
+                            "optional": True,
+                        },
+                        {"name": "type", "text": ".{}", "values": ["b64"]},
+                    ],
                     "operands": [
                         {"name": "pending", "kind": "register", "io": "out", "type": "b32"},
                         {"name": "state", "kind": "register", "type": "b64"},
                     ],
                     "gates": [
                         {"id": "mbarrier", "when": {}, "targets": ["sm_80+"], "since": "7.0"},
+                        {
+                            "id": "layout",
+                            "when": {"layout": "layout::v0"},
+                            "targets": ["sm_90+"],
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [{"name": "mbarrier_pending_count", "when": {}}],
                 },
@@ -9230,6 +9777,29 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"block_scale": True},
                         },
                     ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "sp-k64-kind-dot",
+                    "proposal": (
+                        "instruction:mma_sp_ordered_metadata"
+                        ":template:mma.sp::ordered_metadata."
+                        "sync.aligned.m16n8k64.row.col.kind.dtype.f8f6f4type.f8f6f4type.ctype"
+                    ),
+                    "location": {"section": "9.7.16.6", "ptx_isa": "9.4"},
+                    "says": (
+                        "the sparse alternate floating point syntax defines .kind as "
+                        "kind::f8f6f4, without the leading dot"
+                    ),
+                    "evidence": (
+                        "read literally the opcode has \".colkind::f8f6f4\", which ptxas 13.0 "
+                        "and 13.5 refuse; with the dot (.kind::f8f6f4, as every other .kind "
+                        "set of the section writes it) the template is the spec's "
+                        "mma.sp::ordered_metadata m16n8k64 .kind::f8f6f4 forms, which ptxas "
+                        "13.5 assembles"
+                    ),
+                    "ptxas": "Unknown modifier '.colkind::f8f6f4'",
                 },
             ],
         },
@@ -12838,6 +13408,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "tensormap_cp_fenceproxy", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "replace-field3-b64",
+                    "proposal": "instruction:tensormap_replace:value:type:.b64",
+                    "location": {"section": "9.7.10.29", "ptx_isa": "9.4"},
+                    "says": (
+                        "the fields .elemtype, .interleave_layout, .swizzle_mode, "
+                        ".swizzle_atomicity and .fill_mode are replaced with a .b32 or a .b64 "
+                        "value"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse .b64 with each of these fields on every "
+                        "target (the spec's forms take .b32 there); .b64 is the type of "
+                        ".global_address and .global_stride"
+                    ),
+                    "ptxas": (
+                        "Illegal modifier '.elemtype' for instruction 'tensormap.replace' "
+                        "with type '.b64'"
+                    ),
+                },
+            ],
         },
     ),
     (
@@ -13565,14 +14156,14 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_wait_group": 1,
     "cp_async_wait_all": 1,
     "cp_async_mbarrier_arrive": 6,
-    "cp_async_bulk": 65,
+    "cp_async_bulk": 472,
     "cp_async_bulk_prefetch": 3,
-    "cp_reduce_async_bulk": 68,
+    "cp_reduce_async_bulk": 316,
     "cp_async_bulk_commit_group": 1,
     "cp_async_bulk_wait_group": 2,
-    "cp_async_bulk_tensor": 849,
+    "cp_async_bulk_tensor": 975,
     "cp_async_bulk_prefetch_tensor": 70,
-    "cp_reduce_async_bulk_tensor": 304,
+    "cp_reduce_async_bulk_tensor": 352,
     "cvt_float": 181,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
@@ -13581,7 +14172,7 @@ FORM_COUNTS: dict[str, int] = {
     "fence_proxy_tensormap": 8,
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
-    "membar_proxy": 1,
+    "membar_proxy": 2,
     "load": 3738,
     "store": 3792,
     "ldmatrix": 63,
@@ -13620,7 +14211,7 @@ FORM_COUNTS: dict[str, int] = {
     "mbarrier_complete_tx": 18,
     "mbarrier_test_wait": 105,
     "mbarrier_try_wait": 210,
-    "mbarrier_pending_count": 1,
+    "mbarrier_pending_count": 2,
     "mbarrier_check_layout": 6,
     "trap_abort": 1,
     "brkpt_stop": 1,
@@ -13713,11 +14304,11 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_mbarrier_arrive":
         "7d54d470108880bd6938e7093683ca02e884e8ae957e0ad346809728d74a4cba",
     "cp_async_bulk":
-        "e62a824ec72ff1f7de2708c3b1a93f90edaa1860fe9d5d8039c9e1c908455ef7",
+        "881c087a48364fbfedbde0688c14b7d366b77431bfa0d8d1a2cc2655e677ab84",
     "cp_async_bulk_prefetch":
         "439d8e8cbf44e50ff06ec01b995c218a68c885b225cad503f8bd171df6b25ae2",
     "cp_reduce_async_bulk":
-        "1aefd369bec9615327d80654be35b60137d1d8a7c3b36b92987ed7bc6e6d0ac1",
+        "5bbeba27ac40f3d11984cdf0335c2b605cf0e4ab0c673a8edb92e57bb2f8f9e1",
     "cp_async_bulk_commit_group":
         (
         "ebd0629a15335e012ed2fee9bcfa86410430e3b73bdd7a8faa583eedcb66ac30"
@@ -13725,14 +14316,14 @@ FORM_DIGESTS: dict[str, str] = {
     "cp_async_bulk_wait_group":
         "b5cb891b348b95d6df4ab925bcd3ba7bdf2285d5493f8c4ba7312e03bf183db3",
     "cp_async_bulk_tensor":
-        "231487c79c363f75ddd0ef358be906941e369df6978363157b7310e0f6a8be76",
+        "109e70a9fa6a6078f941c7014be549fae4ce0edaf548fe8123d98f4bb402bd6a",
     "cp_async_bulk_prefetch_tensor":
         (
         "8f5e38c1838dc530b42191b93ce0d13c8dd9290d63ba4f7c565cc0a8bf82f7d5"
     ),
     "cp_reduce_async_bulk_tensor":
         (
-        "983f32f31b6d493257bca5525d0cdc37cd13b1b9158991995b89018ae664032e"
+        "4840e2e9ba30544758f4c224b60994e5db1c637a6ac882761146292df05a2aeb"
     ),
     "cvt_float":
         "ef54d3140e5d1870b42845f9ab0314e11628e47eb716f39525d07df555a64e4d",
@@ -13751,7 +14342,7 @@ FORM_DIGESTS: dict[str, str] = {
     "membar_level":
         "201188356cd8c4c2b666d039875edd1122035da97c35e0767142d72b29331976",
     "membar_proxy":
-        "28a0471f865c6ce21f697a452730e856cbcf574542a0207ffe3a7604a83a670a",
+        "2502ab5aa59d09451e737e467432c1c54288e8dbb1a92c109c1c43a815c9bb48",
     "load":
         "bb5dbfc8ae3a3c02714d74a3146a8d802b551b55d645e2ef4371e521b0cf8029",
     "store":
@@ -13829,7 +14420,7 @@ FORM_DIGESTS: dict[str, str] = {
     "mbarrier_try_wait":
         "497f990a7510607dc52272e365e91ccb86a6ae6d6c48848d7470d2a215f9203d",
     "mbarrier_pending_count":
-        "3f60113c09cd5694f0db3d142db5e8a37a71c7ca4aa1feadc4e4a7d9deb688c9",
+        "370fc51c0c440ac61c20bd5cc8947d7e1d1fe7ad54105724c2fac546bdbaf996",
     "mbarrier_check_layout":
         "23ccf232ba65cbcf2d4b098208a490c72e1bcbb18f7deef0b533b4dc5dc35fcd",
     "trap_abort":
@@ -14968,11 +15559,13 @@ def cp_async_mbarrier_arrive(
 
 def cp_async_bulk(
     *,
+    sem: str | None = None,
     multicast: str | None = None,
     ignore_oob: bool = False,
     cache_hint: bool = False,
     report: str | None = None,
     cp_mask: bool = False,
+    b128: bool = False,
     ignore_bytes_left: str | int | None = None,
     ignore_bytes_right: str | int | None = None,
     mbar: str | None = None,
@@ -14995,10 +15588,14 @@ def cp_async_bulk(
     offset in every CTA of ctaMask; .cp_mask writes only the bytes of byteMask.
 
     Qualifiers:
+        sem: one of weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys (None leaves
+            it out). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a
+            scope (which needs the .b128 type)
         dst: one of shared::cta, shared::cluster, global.
         src: one of global, shared::cta.
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
-        multicast: one of multicast::cluster, multicast::cluster::32b (None leaves it out).
+        multicast: one of multicast::cluster, multicast::cluster::16b,
+            multicast::cluster::32b (None leaves it out).
         ignore_oob: True writes .ignore_oob. PTX ISA 9.2, bytes outside the source window are
             not read
         cache_hint: True writes .L2::cache_hint.
@@ -15010,6 +15607,7 @@ def cp_async_bulk(
             mbarrier::report::validity::per_element::ff (None leaves it out). PTX ISA 9.4
             (sm_107), report the validity of the copied data through the mbarrier
         cp_mask: True writes .cp_mask.
+        b128: True writes .b128. the type a .relaxed copy names (PTX ISA 9.3)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         dst_mem: destination (32-bit shared address, or a global address).
@@ -15020,7 +15618,7 @@ def cp_async_bulk(
         mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or
             remote destination) (only when completion = mbarrier::complete_tx::bytes).
         cta_mask: the destination CTAs (16-bit; 32-bit with ::32b) (only when multicast =
-            {multicast::cluster, multicast::cluster::32b}).
+            {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         byte_mask: register (only when cp_mask = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -15029,11 +15627,13 @@ def cp_async_bulk(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_async_bulk"), {
+        "sem": sem,
         "multicast": multicast,
         "ignore_oob": ignore_oob,
         "cache_hint": cache_hint,
         "report": report,
         "cp_mask": cp_mask,
+        "b128": b128,
         "ignore_bytes_left": ignore_bytes_left,
         "ignore_bytes_right": ignore_bytes_right,
         "mbar": mbar,
@@ -15090,6 +15690,7 @@ def cp_async_bulk_prefetch(
 
 def cp_reduce_async_bulk(
     *,
+    sem: str | None = None,
     src: str = "shared::cta",
     cache_hint: bool = False,
     noftz: bool = False,
@@ -15112,6 +15713,8 @@ def cp_reduce_async_bulk(
     (.bulk_group). f16 / bf16 addition needs .noftz.
 
     Qualifiers:
+        sem: one of relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys (None leaves it
+            out). PTX ISA 9.3, .relaxed with a scope (.cta or .cluster into shared::cluster)
         dst: one of shared::cluster, global.
         src: one of shared::cta.
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
@@ -15132,6 +15735,7 @@ def cp_reduce_async_bulk(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("cp_reduce_async_bulk"), {
+        "sem": sem,
         "src": src,
         "cache_hint": cache_hint,
         "noftz": noftz,
@@ -15246,11 +15850,12 @@ def cp_async_bulk_tensor(
         dst: one of shared::cluster, shared::cta, global.
         src: one of global, shared::cta.
         load_mode: one of tile, tile::gather4, im2col, im2col::w, im2col::w::128,
-            tile::scatter4, im2col_no_offs (None leaves it out). the load mode (.tile when
-            left out); loads and stores have their own modes
+            tile::scatter4, im2col_no_offs, im2col_no_offs::w (None leaves it out). the load
+            mode (.tile when left out); loads and stores have their own modes
         completion: one of mbarrier::complete_tx::bytes, bulk_group.
-        multicast: one of multicast::cluster, multicast::cluster::32b (None leaves it out).
-            copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+        multicast: one of multicast::cluster, multicast::cluster::16b,
+            multicast::cluster::32b (None leaves it out). copy to every CTA of ctaMask
+            (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
         cta_group: one of cta_group::1, cta_group::2 (None leaves it out).
         cache_hint: True writes .L2::cache_hint.
         report: one of mbarrier::report::disabled,
@@ -15288,7 +15893,7 @@ def cp_async_bulk_tensor(
             accepted too) (only when load_mode = im2col).
         im2col_w: {wHalo, wOffset} (only when load_mode = {im2col::w, im2col::w::128}).
         cta_mask: the destination CTAs (only when multicast = {multicast::cluster,
-            multicast::cluster::32b}).
+            multicast::cluster::16b, multicast::cluster::32b}).
         cache_policy: register (only when cache_hint = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
@@ -15428,7 +16033,8 @@ def cp_reduce_async_bulk_tensor(
         dst: one of global.
         src: one of shared::cta.
         redop: one of add, min, max, inc, dec, and, or, xor.
-        load_mode: one of tile, im2col_no_offs, tile::scatter4 (None leaves it out).
+        load_mode: one of tile, im2col_no_offs, tile::scatter4, im2col_no_offs::w (None
+            leaves it out).
         override: True writes .override::global_address. reduce into global_address instead
             of the tensor map's global address (PTX ISA 9.4, sm_107)
         override_dims: one of global_dim, global_dim_stride (None leaves it out). also
@@ -15754,15 +16360,15 @@ def membar_level(
 
 def membar_proxy(
     *,
-    proxykind: str = "alias",
+    proxykind: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``membar.proxy``: old-style proxy fence.
 
-    membar.proxy.alias is fence.proxy.alias.
+    membar.proxy.alias is fence.proxy.alias; membar.proxy.async is fence.proxy.async.
 
     Qualifiers:
-        proxykind: one of alias.
+        proxykind: one of alias, async.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -17312,6 +17918,7 @@ def mbarrier_try_wait(
 
 def mbarrier_pending_count(
     *,
+    layout: str | None = None,
     type: str = "b64",
     pending: str,
     state: str,
@@ -17322,6 +17929,8 @@ def mbarrier_pending_count(
     Extracts the pending arrival count from a state token returned by mbarrier.arrive.
 
     Qualifiers:
+        layout: one of layout::v0 (None leaves it out). the layout of the mbarrier object the
+            state came from (PTX ISA 9.3)
         type: one of b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -17333,6 +17942,7 @@ def mbarrier_pending_count(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("mbarrier_pending_count"), {
+        "layout": layout,
         "type": type,
         "pending": pending,
         "state": state,

@@ -112,6 +112,21 @@ WRAPPER_ADDED = rule(
 WRAPPER_REMOVED = rule(
     "wrapper-removed", BREAKING, AREA, "A C++ wrapper is gone.",
     "Code that calls it no longer compiles.")
+SPELLING_ADDED = rule(
+    "spelling-added", COMPATIBLE, AREA,
+    "An instruction's qualifiers are read in more written orders, or it has a new alias "
+    "name (spec `spelling:` / `alias_names:`).",
+    "support and the builders accept more texts; every text read before still is.")
+SPELLING_REMOVED = rule(
+    "spelling-removed", BREAKING, AREA,
+    "Written orders or an alias name an instruction was read in are no longer read.",
+    "Text written in those orders or under that name (support, lint, builders) is "
+    "refused; text in the ISA's order is unaffected.")
+SPELLING_CHANGED = rule(
+    "spelling-changed", NOTE, AREA,
+    "The written orders an instruction is read in changed (head tokens, fixed or "
+    "ordered qualifiers).",
+    "Some other orders may be read or refused now; the ISA's order is unaffected.")
 TARGET_ADDED = rule(
     "target-added", COMPATIBLE, TARGETS,
     "An SM target is new; the message counts the forms and instructions it takes.",
@@ -433,6 +448,7 @@ class _InstructionDiff:
         self.forms()
         self.support()
         self.wrappers()
+        self.spellings()
         if gates:
             self.gates()
 
@@ -686,6 +702,43 @@ class _InstructionDiff:
                                 f"{self.b.name}: new C++ wrapper ptxgen::ptx::{w.name} "
                                 f"({_count(n)})", old=self.wo.instruction(self.id),
                                 new=self.wn.wrapper(self.id, w.name), after=w.name)
+
+
+    # -- spellings --------------------------------------------------------------------
+    def spellings(self) -> None:
+        sa, sb = self.a.spelling, self.b.spelling
+        key, name = f"{self.id}.spelling", self.b.name
+        if sa is None and sb is not None:
+            self.ctx.report(SPELLING_ADDED, key, f"{name}: qualifiers read in other orders "
+                            f"(the first {sb.head} token(s) stay)",
+                            old=self.wo.instruction(self.id),
+                            new=self.wn.instruction(self.id, "spelling"), after=_spelling(sb))
+        elif sa is not None and sb is None:
+            self.ctx.report(SPELLING_REMOVED, key, f"{name}: qualifiers read in the ISA's "
+                            "order only", old=self.wo.instruction(self.id, "spelling"),
+                            new=self.wn.instruction(self.id), before=_spelling(sa))
+        elif sa is not None and sb is not None and _spelling(sa) != _spelling(sb):
+            self.ctx.report(SPELLING_CHANGED, key, f"{name}: the orders read changed",
+                            old=self.wo.instruction(self.id, "spelling"),
+                            new=self.wn.instruction(self.id, "spelling"),
+                            before=_spelling(sa), after=_spelling(sb))
+        na = {x.name: x for x in self.a.alias_names}
+        nb = {x.name: x for x in self.b.alias_names}
+        for n in na.keys() - nb.keys():
+            self.ctx.report(SPELLING_REMOVED, f"{self.id}.alias_names.{n}",
+                            f"{name}: the alias name {n} is no longer read",
+                            old=self.wo.instruction(self.id, "alias_names"),
+                            new=self.wn.instruction(self.id), before=n)
+        for n in nb.keys() - na.keys():
+            self.ctx.report(SPELLING_ADDED, f"{self.id}.alias_names.{n}",
+                            f"{name}: new alias name {n} (for {nb[n].replaces})",
+                            old=self.wo.instruction(self.id),
+                            new=self.wn.instruction(self.id, "alias_names"), after=n)
+
+
+def _spelling(sp: Any) -> dict[str, Any]:
+    return {"head": sp.head, "fixed": sorted(q for q, _ in sp.fixed),
+            "ordered": [list(g) for g in sp.ordered], "loose": list(sp.loose)}
 
 
 def _use_text(u: Any) -> str:

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptxgen.doc.markdown import Document, Loc, Section
-from ptxgen.doc.syntax import Template, templates_of
+from ptxgen.doc.syntax import Part, Template, templates_of
 from ptxgen.doc.tables import DescriptorTable, Entry, descriptor_tables
 from ptxgen.load import Document as SpecDoc
 from ptxgen.model import Spec
 from ptxgen.model.instructions import Form, Instruction
+from ptxgen.model.spelling import reorder
 from ptxgen.spec_util import parse_bits, vkey
 
 
@@ -393,6 +394,47 @@ def check_target_notes(doc: Document, spec: Spec, table: DescriptorTable,
     return out
 
 
+_SUPPORT = re.compile(r"transpose and negate", re.I)
+
+
+def check_support_tables(doc: Document, layouts: Sequence[SpecLayout]) -> list[Proposal]:
+    """A table of which MMA kinds support transposing / negating A and B ("Is Transpose
+    A/B supported": Yes / No) against the codes the spec's descriptor layouts of that kind
+    give the transpose_a/_b and negate_a/_b fields (Table 62 of the 9.4 document against
+    Table 51). A cell that is neither Yes nor No (conditions) is not read."""
+    out: list[Proposal] = []
+    for _, table in doc.tables():
+        if not _SUPPORT.search(table.caption) or not table.header:
+            continue
+        heads = table.header[0]
+        cols = {i: ("transpose" if "transpose" in h.lower() else "negate")
+                for i, h in enumerate(heads) if re.search(r"transpose|negate", h, re.I)}
+        for row in table.rows:
+            kind = row.cells[0].strip().removeprefix(".kind::") if row.cells else ""
+            for i, what in cols.items():
+                cell = row.cells[i].strip() if i < len(row.cells) else ""
+                if cell not in ("Yes", "No"):
+                    continue
+                for lay in layouts:
+                    if kind not in lay.kinds:
+                        continue
+                    for n, f in enumerate(lay.fields):
+                        name = str(f.get("name", ""))
+                        if name not in (f"{what}_a", f"{what}_b"):
+                            continue
+                        codes = _spec_codes(f, kind) or frozenset()
+                        if (1 in codes) == (cell == "Yes"):
+                            continue
+                        out.append(Proposal(
+                            f"descriptor:{lay.descriptor}:{name}:{kind}:supported",
+                            "descriptor-codes",
+                            f"{lay.label}: {name} of .kind::{kind}: the document's "
+                            f"{table.caption!r} says {cell}, the spec's codes are "
+                            f"{sorted(codes)}", table.row_loc(row),
+                            lay.where((*lay.path, n))))
+    return out
+
+
 # -- instructions -------------------------------------------------------------------
 
 def _first_version(form: Form) -> str | None:
@@ -479,16 +521,60 @@ def check_templates(spec: Spec, section: Section, errata: set[str],
                 "instruction-combination",
                 f"{ins.name}: {len(missing)} of the opcodes {t.opcode} writes are no valid "
                 f"form of the spec, e.g. {missing[0]}", t.loc, spec_at, missing))
+        reordered = _reordered_forms(t, m, rx)
         for slot in dict.fromkeys(names.values()):
             vs = t.sets[slot]
             for v in vs.values:
-                if v and v not in used.get(slot, set()):
+                if v and v not in used.get(slot, set()) and \
+                        not any(_has(op, v) for op in reordered):
                     out.append(Proposal(
                         f"instruction:{ins.id}:value:{slot}:{v}", "instruction-value",
                         f"{ins.name}: {t.opcode}: no valid form of the spec has {v} for "
                         f".{slot} (the document's set at {vs.loc.line})", t.loc, spec_at,
                         _with_value(m, rx, names, slot, v)))
     return out, matches
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\.[^.]+", text)
+
+
+def _reordered_forms(t: Template, m: _Match,
+                     rx: re.Pattern[str]) -> list[str]:
+    """The opcodes of the forms the template's regex misses that an instruction with a
+    ``spelling`` (ptxas reads its qualifiers in any order) writes in another order: each
+    form's tokens put in the template's order (a token at the first part that can write
+    it; the tokens of one value keep theirs) and matched again. The spec writes
+    ``.override::global_address`` before ``.bulk_group``, the document after it."""
+    if not any(ins.spelling is not None for ins in m.instructions):
+        return []
+    rank: dict[str, int] = {}
+
+    def walk(parts: list[Part]) -> None:
+        for p in parts:
+            if p.kind == "optional":
+                walk(p.parts)
+                continue
+            texts = [p.text] if p.kind == "literal" else t.sets[p.text].values
+            for text in texts:
+                for tok in _tokens(text):
+                    rank.setdefault(tok, len(rank))
+    walk(t.parts[1:] if t.parts and t.parts[0].kind == "literal" else t.parts)
+    matched = {f.opcode for f, _ in m.forms}
+    out = []
+    for ins in m.instructions:
+        if ins.spelling is None:
+            continue
+        for f in ins.forms:
+            if f.opcode in matched or not f.opcode.startswith(t.head):
+                continue
+            toks = _tokens(f.opcode[len(t.head):])
+            if any(tok not in rank for tok in toks):
+                continue
+            text = t.head + "".join(sorted(toks, key=rank.__getitem__))
+            if rx.match(text):
+                out.append(text)
+    return out
 
 
 def _combinations(t: Template, m: _Match) -> list[str]:
@@ -498,7 +584,16 @@ def _combinations(t: Template, m: _Match) -> list[str]:
     if every is None:
         return []
     have = {f.opcode for f, _ in m.forms}
-    return [op for op in every if op not in have]
+
+    def spelled(op: str) -> bool:
+        """``op`` is a valid form written in another order ptxas reads (the instruction's
+        ``spelling``): the document's order of optional parts is not always the spec's."""
+        return any(r in every_form for ins in m.instructions if ins.spelling is not None
+                   for r in reorder(op, ins.name, ins.qualifiers, ins.spelling))
+
+    every_form = {f.opcode for ins in m.instructions for f in ins.forms}
+
+    return [op for op in every if op not in have and not spelled(op)]
 
 
 def _with_value(m: _Match, rx: re.Pattern[str], names: Mapping[str, str], slot: str,
@@ -539,9 +634,20 @@ def _note_tokens(sentence: str) -> list[str]:
     return [t for t in _TICK.findall(sentence) if t.startswith(".")]
 
 
-def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
+def _same_first(doc_v: str, spec_v: str, floor: str | None) -> bool:
+    """The document's first version agrees with the spec's: equal, or both at or before the
+    oldest version of the spec's support matrix (``ptx_isa_versions[0]``), whose first
+    entry stands for "at that version or earlier": the matrix has no older version."""
+    if doc_v == spec_v:
+        return True
+    return floor is not None and spec_v == floor and vkey(doc_v) < vkey(floor)
+
+
+def check_notes(section: Section, matches: list[_Match],
+                floor: str | None = None) -> list[Proposal]:
     """The "PTX ISA Notes": each sentence's version against the spec's first version of
-    the forms it names (the instruction itself for "Introduced in")."""
+    the forms it names (the instruction itself for "Introduced in"); ``floor``: the
+    oldest version of the support matrix (see ``_same_first``)."""
     out: list[Proposal] = []
     if not matches:
         return out
@@ -568,7 +674,7 @@ def check_notes(section: Section, matches: list[_Match]) -> list[Proposal]:
             if not firsts:
                 continue
             spec_v = min(firsts, key=vkey)
-            if spec_v != doc_v:
+            if not _same_first(doc_v, spec_v, floor):
                 out.append(Proposal(f"instruction:{ins.id}:since:{what}", "instruction-version",
                                     f"{ins.name}: {what}: the document says PTX ISA {doc_v}, "
                                     f"the spec's first version is {spec_v}",
@@ -676,16 +782,20 @@ def check(doc: Document, spec: Spec, docs: Sequence[SpecDoc],
                                                  if other.descriptor == lay.descriptor
                                                  for k in other.kinds))
         out += check_target_notes(doc, spec, table, lay, variant_targets(docs))
+    out += check_support_tables(doc, layouts)
     slots: dict[str, dict[str, set[str]]] = {}
     for section in doc.sections:
         props, matches = check_templates(spec, section, errata, combinations)
         out += props
-        out += check_notes(section, matches)
+        out += check_notes(section, matches,
+                           spec.targets.versions[0] if spec.targets is not None else None)
         for m in matches:
             for ins in m.instructions:
-                for name in m.template.slots():
+                # every set the template sees: also one nested in another's values
+                # (".report_mechanism" inside .completion_mechanism)
+                for name, vs in m.template.sets.items():
                     slots.setdefault(ins.id, {}).setdefault(name, set()).update(
-                        v for v in m.template.sets[name].values if v)
+                        v for v in vs.values if v)
     out += check_release_notes(doc, spec, slots)
     # one proposal per key (a value missing from several templates, a formula under
     # several tables): the first place, the others as "also"

@@ -203,7 +203,8 @@ def _parse_parts(text: str, sets: dict[str, ValueSet]) -> list[Part]:
             i += 1
             continue
         tok = m.group(0)
-        name = tok[1:] if tok.startswith(".") else None
+        # ".shape" names the set "shape"; "{::dimension}" the set "::dimension"
+        name = tok[1:] if tok.startswith(".") else tok if tok in sets else None
         if name is not None and name in sets:
             parts.append(Part("slot", name))
         else:
@@ -227,6 +228,11 @@ def _statements(code: Code) -> list[list[tuple[int, str]]]:
             continue
         if not t:
             continue
+        if cur and _SET.match(t) and not _SET.match(cur) and \
+                cur.count("{") <= cur.count("}"):
+            # a template written without its ";" ends where its value sets begin
+            groups[-1].append((start, cur))
+            cur = ""
         if not cur:
             start = line
         cur += (" " if cur else "") + t
@@ -251,11 +257,25 @@ def _set_of(line: int, t: str, file: str) -> ValueSet | None:
     return ValueSet(m.group(1).lstrip("."), values, Loc(file, line))
 
 
-def _placeholders(sets: dict[str, ValueSet]) -> None:
+def _refs(value: str, refs: dict[str, list[str]]) -> list[str]:
+    """``value`` with each of its tokens that names a set replaced by each of its values
+    (a value that is only a set's name is left alone)."""
+    toks = re.findall(r"\.[^.]+", value)
+    if len(toks) < 2 or "".join(toks) != value or not any(t in refs for t in toks):
+        return [value]
+    out = [""]
+    for t in toks:
+        out = [o + alt for o in out for alt in refs.get(t, [t])]
+    return out
+
+
+def _placeholders(found: list[ValueSet]) -> None:
     """``.collector_usage = { .collector::buffer::op }`` with ``::buffer = { ::a }``:
-    every placeholder replaced by each of its values."""
+    every placeholder replaced by each of its values (in every set of the group, also
+    where a name is defined again for another template)."""
+    sets = {vs.name: vs for vs in found}
     subs = {k: v.values for k, v in sets.items() if k.startswith("::")}
-    for vs in sets.values():
+    for vs in found:
         if vs.name.startswith("::"):
             continue
         values = vs.values
@@ -263,7 +283,12 @@ def _placeholders(sets: dict[str, ValueSet]) -> None:
             rx = re.compile(re.escape(name) + r"(?!\w)")
             values = [rx.sub(alt, v) for v in values for alt in alts] if any(
                 rx.search(v) for v in values) else values
-        vs.values = list(dict.fromkeys(values))
+        # ".mbarrier::complete_tx::bytes{.report_mechanism}" (after _expand),
+        # ".to_proxy::from_proxy.release.scope": a token of a value that names another
+        # set stands for each of that set's values
+        refs = {"." + o.name: o.values for o in sets.values()
+                if o is not vs and not o.name.startswith("::")}
+        vs.values = list(dict.fromkeys(x for v in values for x in _refs(v, refs)))
 
 
 def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
@@ -275,7 +300,7 @@ def parse_block(code: Code) -> tuple[list[Template], dict[str, ValueSet]]:
     group_sets: list[list[ValueSet]] = []
     for g in groups:
         found = [vs for line, t in g for vs in [_set_of(line, t, file)] if vs]
-        _placeholders({vs.name: vs for vs in found})
+        _placeholders(found)
         group_sets.append(found)
         every += found
     templates: list[Template] = []

@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem(cp_async_bulk_dst dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem(cp_async_bulk_sem, cp_async_bulk_dst dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool, bool) {
     if (const long long ptxgen_v = detail::entry("\011\011\007"
             , 1, detail::cell(0, 1, static_cast<long long>(dst), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -21,7 +21,7 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem(cp_async_bulk_dst dst, cp_as
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem(cp_async_bulk_dst, cp_async_bulk_src src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem(cp_async_bulk_sem, cp_async_bulk_dst, cp_async_bulk_src src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool, bool) {
     if (const long long ptxgen_v = detail::entry("\006\011"
             , 1, detail::cell(0, 1, static_cast<long long>(src), 2)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -29,15 +29,15 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem(cp_async_bulk_dst, cp_async_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_cta_mask(cp_async_bulk_dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast multicast, bool, bool, cp_async_bulk_report, bool) {
-    if (const long long ptxgen_v = detail::entry("\010\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 3)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_cta_mask(cp_async_bulk_sem, cp_async_bulk_dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast multicast, bool, bool, cp_async_bulk_report, bool, bool) {
+    if (const long long ptxgen_v = detail::entry("\010\010\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst dst, cp_reduce_async_bulk_src, cp_reduce_async_bulk_completion, bool, cp_reduce_async_bulk_redop, bool, cp_reduce_async_bulk_type) {
+PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_sem, cp_reduce_async_bulk_dst dst, cp_reduce_async_bulk_src, cp_reduce_async_bulk_completion, bool, cp_reduce_async_bulk_redop, bool, cp_reduce_async_bulk_type) {
     if (const long long ptxgen_v = detail::entry("\011\007"
             , 1, detail::cell(0, 1, static_cast<long long>(dst), 2)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -52,6 +52,54 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n(bool, long long v) {
     return v >= 0;
     return false;
 }
+
+// The checks of the qualifiers that every overload of cp_async_bulk with these template
+// parameters makes, once.
+template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_sem PtxgenSem, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenB128>
+struct cp_async_bulk_checks {
+    static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
+                  "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
+    static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_multicast_cluster with these template
+// parameters makes, once.
+template <cp_async_bulk_sem PtxgenSem, cp_async_bulk_multicast PtxgenMulticast, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenB128>
+struct cp_async_bulk_multicast_cluster_checks {
+    static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
+                  "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
+    static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
+    static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
+                  "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_ignore_oob with these template
+// parameters makes, once.
+template <cp_async_bulk_sem PtxgenSem, bool PtxgenCacheHint, cp_async_bulk_report PtxgenReport, bool PtxgenB128>
+struct cp_async_bulk_ignore_oob_checks {
+    static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
+                  "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
+    static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
+    static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
+                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of cp_async_bulk_to_global with these template
+// parameters makes, once.
+template <cp_async_bulk_sem PtxgenSem, bool PtxgenCacheHint, bool PtxgenB128>
+struct cp_async_bulk_to_global_checks {
+    static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
+                  "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
+    static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
+    static constexpr bool ok = true;
+};
 #endif
 
 }  // namespace detail
@@ -59,23 +107,36 @@ PTXGEN_PTX_CONSTEXPR bool cp_async_bulk_wait_group_ok_n(bool, long long v) {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 84 forms of cp_async_bulk: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\001\001\001\002\001\003\001\004\001\005\001\006\002\016\001\017\001\020\001\021\001\022"
-        "\001\023\001\024";
+        "\000\000\000\001\002\000\001\004\000\001\006\000\001\010\000\001\012\000\001\014\000\002\034\000"
+        "\001\036\000\001 \000\001\"\000\001$\000\001&\000\001(\000\0029\000\001;\000"
+        "\001=\000\001\?\000\001A\000\001C\000\001E\000\002U\000\001W\000\001Y\000"
+        "\001[\000\001]\000\001_\000\001a\000\002q\000\001s\000\001u\000\001w\000"
+        "\001y\000\001{\000\001}\000\002\215\000\001\217\000\001\221\000\001\223\000\001\225\000"
+        "\001\227\000\001\231\000\003\250\000\001\252\000\001\254\000\001\256\000\001\260\000\001\262\000"
+        "\001\264\000\002\304\000\001\306\000\001\310\000\001\312\000\001\314\000\001\316\000\001\320\000"
+        "\004\341\000\001\343\000\001\345\000\001\347\000\001\351\000\001\353\000\001\355\000\004\375\000"
+        "\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001\001\011\001\004\031\001\001\033\001"
+        "\001\035\001\001\037\001\001!\001\001#\001\001%\001\0045\001\0017\001\0019\001"
+        "\001;\001\001=\001\001\?\001\001A\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 86},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 80},
+        {0x6d8680ull, 0, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -91,8 +152,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
  * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cp_mask = false.
  * Template parameters:
  *   PtxgenDst: dst (shared::cta, shared::cluster, global).
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -100,16 +163,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
  *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_checks<PtxgenDst, PtxgenSem, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -126,23 +190,36 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 84 forms of cp_async_bulk: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_forms1_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\007\001\010\001\011\001\012\001\013\001\014\001\015\002\025\001\026\001\027\001\030\001\031"
-        "\001\032\001\033";
+        "\000\016\000\001\020\000\001\022\000\001\024\000\001\026\000\001\030\000\001\032\000\002*\000"
+        "\001,\000\001.\000\0010\000\0012\000\0014\000\0016\000\002G\000\001I\000"
+        "\001K\000\001M\000\001O\000\001Q\000\001S\000\002c\000\001e\000\001g\000"
+        "\001i\000\001k\000\001m\000\001o\000\002\177\000\001\201\000\001\203\000\001\205\000"
+        "\001\207\000\001\211\000\001\213\000\002\233\000\001\235\000\001\237\000\001\241\000\001\243\000"
+        "\001\245\000\001\247\000\003\266\000\001\270\000\001\272\000\001\274\000\001\276\000\001\300\000"
+        "\001\302\000\002\322\000\001\324\000\001\326\000\001\330\000\001\332\000\001\334\000\001\336\000"
+        "\004\357\000\001\361\000\001\363\000\001\365\000\001\367\000\001\371\000\001\373\000\004\013\001"
+        "\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001\001\027\001\004'\001\001)\001"
+        "\001+\001\001-\001\001/\001\0011\001\0013\001\004C\001\001E\001\001G\001"
+        "\001I\001\001K\001\001M\001\001O\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 86},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 80},
+        {0x6d8680ull, 0, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -158,8 +235,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
  * Fixed by this wrapper: src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cp_mask = false.
  * Template parameters:
  *   PtxgenDst: dst (shared::cta, shared::cluster, global).
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -168,17 +247,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_dst PtxgenDst, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenDst)), 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_checks<PtxgenDst, PtxgenSem, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -195,21 +275,43 @@ PTXGEN_PTX_DEVICE void cp_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 126 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_multicast_cluster_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\016\001\017\001\020\001\021\001\022\001\023\001\024\001\034\001\035\001\036\001\037\001 "
-        "\001!\001\"";
+        "\000\034\000\001\036\000\001 \000\001\"\000\001$\000\001&\000\001(\000\0028\000"
+        "\001:\000\001<\000\001>\000\001@\000\001B\000\001D\000\001T\000\001V\000"
+        "\001X\000\001Z\000\001\\\000\001^\000\001`\000\003\214\000\001\216\000\001\220\000"
+        "\001\222\000\001\224\000\001\226\000\001\230\000\002\250\000\001\252\000\001\254\000\001\256\000"
+        "\001\260\000\001\262\000\001\264\000\001\304\000\001\306\000\001\310\000\001\312\000\001\314\000"
+        "\001\316\000\001\320\000\004\375\000\001\377\000\001\001\001\001\003\001\001\005\001\001\007\001"
+        "\001\011\001\005\031\001\001\033\001\001\035\001\001\037\001\001!\001\001#\001\001%\001"
+        "\0015\001\0017\001\0019\001\001;\001\001=\001\001\?\001\001A\001\004m\001"
+        "\001o\001\001q\001\001s\001\001u\001\001w\001\001y\001\005\211\001\001\213\001"
+        "\001\215\001\001\217\001\001\221\001\001\223\001\001\225\001\001\245\001\001\247\001\001\251\001"
+        "\001\253\001\001\255\001\001\257\001\001\261\001\004\335\001\001\337\001\001\341\001\001\343\001"
+        "\001\345\001\001\347\001\001\351\001\005\371\001\001\373\001\001\375\001\001\377\001\001\001\002"
+        "\001\003\002\001\005\002\001\025\002\001\027\002\001\031\002\001\033\002\001\035\002\001\037\002"
+        "\001!\002\004M\002\001O\002\001Q\002\001S\002\001U\002\001W\002\001Y\002"
+        "\005i\002\001k\002\001m\002\001o\002\001q\002\001s\002\001u\002\001\205\002"
+        "\001\207\002\001\211\002\001\213\002\001\215\002\001\217\002\001\221\002";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 94},
+        {0x1fffffc0ull, 900, 93},
+        {0x6d8680ull, 0, 93},
+        {0x6d8680ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -224,9 +326,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, 
  *
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, ignore_oob = false, cp_mask = false.
  * Template parameters:
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -235,19 +339,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, 
  *   cta_mask: the destination CTAs (16-bit; 32-bit with ::32b)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask
+    detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
-                  "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_multicast_cluster_checks<PtxgenSem, PtxgenMulticast, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -264,21 +367,43 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 126 forms of cp_async_bulk_multicast_cluster: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_multicast_cluster_forms1_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\025\001\026\001\027\001\030\001\031\001\032\001\033\001#\001$\001%\001&\001'"
-        "\001(\001)";
+        "\000*\000\001,\000\001.\000\0010\000\0012\000\0014\000\0016\000\002F\000"
+        "\001H\000\001J\000\001L\000\001N\000\001P\000\001R\000\001b\000\001d\000"
+        "\001f\000\001h\000\001j\000\001l\000\001n\000\003\232\000\001\234\000\001\236\000"
+        "\001\240\000\001\242\000\001\244\000\001\246\000\002\266\000\001\270\000\001\272\000\001\274\000"
+        "\001\276\000\001\300\000\001\302\000\001\322\000\001\324\000\001\326\000\001\330\000\001\332\000"
+        "\001\334\000\001\336\000\004\013\001\001\015\001\001\017\001\001\021\001\001\023\001\001\025\001"
+        "\001\027\001\005'\001\001)\001\001+\001\001-\001\001/\001\0011\001\0013\001"
+        "\001C\001\001E\001\001G\001\001I\001\001K\001\001M\001\001O\001\004{\001"
+        "\001}\001\001\177\001\001\201\001\001\203\001\001\205\001\001\207\001\005\227\001\001\231\001"
+        "\001\233\001\001\235\001\001\237\001\001\241\001\001\243\001\001\263\001\001\265\001\001\267\001"
+        "\001\271\001\001\273\001\001\275\001\001\277\001\004\353\001\001\355\001\001\357\001\001\361\001"
+        "\001\363\001\001\365\001\001\367\001\005\007\002\001\011\002\001\013\002\001\015\002\001\017\002"
+        "\001\021\002\001\023\002\001#\002\001%\002\001'\002\001)\002\001+\002\001-\002"
+        "\001/\002\004[\002\001]\002\001_\002\001a\002\001c\002\001e\002\001g\002"
+        "\005w\002\001y\002\001{\002\001}\002\001\177\002\001\201\002\001\203\002\001\223\002"
+        "\001\225\002\001\227\002\001\231\002\001\233\002\001\235\002\001\237\002";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 94},
+        {0x1fffffc0ull, 900, 93},
+        {0x6d8680ull, 0, 93},
+        {0x6d8680ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_3,
+        &ptxgen_unsupported_target_cp_async_bulk_multicast_cluster_is_only_on_sm_90a_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -293,9 +418,11 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, 
  *
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, ignore_oob = false, cp_mask = false.
  * Template parameters:
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b).
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -305,20 +432,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, 
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
-    detail::reg_t<detail::cp_async_bulk_type_cta_mask(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false)> cta_mask,
+    detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> cta_mask,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_multicast_cluster_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 4, static_cast<long long>(PtxgenMulticast)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((PtxgenMulticast != cp_async_bulk_multicast::none),
-                  "ptxgen: cp.async.bulk: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+    static_assert(detail::cp_async_bulk_multicast_cluster_checks<PtxgenSem, PtxgenMulticast, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -335,20 +461,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// The 12 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_ignore_oob_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\001\001";
+        "\000\000\001\002\002\034\001\036\0029\001;\002U\001W\002q\001s\002\215\001\217";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 92},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
         &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -363,8 +491,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA
  *
  * Fixed by this wrapper: dst = shared::cta, src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = true, cp_mask = false.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -374,20 +504,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA
  *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     std::uint32_t ignore_bytes_left,
     std::uint32_t ignore_bytes_right,
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
+    static_assert(detail::cp_async_bulk_ignore_oob_checks<PtxgenSem, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -404,20 +533,22 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
+// The 12 forms of cp_async_bulk_ignore_oob: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_ignore_oob_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\007\001\010";
+        "\000\016\001\020\002*\001,\002G\001I\002c\001e\002\177\001\201\002\233\001\235";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 92},
         {0xc0000ull, 0, 94},
+        {0x1fffffc0ull, 900, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_2,
         &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_ignore_oob_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -432,8 +563,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA
  *
  * Fixed by this wrapper: dst = shared::cta, src = global, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = true, cp_mask = false.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). PTX ISA 9.4 (sm_107), report the validity of the copied data through the mbarrier
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -444,10 +577,10 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     std::uint32_t ignore_bytes_left,
     std::uint32_t ignore_bytes_right,
@@ -455,10 +588,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_ignore_oob_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenReport == cp_async_bulk_report::none || PtxgenReport == cp_async_bulk_report::mbarrier_report_disabled))),
-                  "ptxgen: cp.async.bulk: .ignore_oob cannot be combined with a .mbarrier::report::validity mode");
+    static_assert(detail::cp_async_bulk_ignore_oob_checks<PtxgenSem, PtxgenCacheHint, PtxgenReport, PtxgenB128>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -472,10 +604,39 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cp_async_bulk_shared_to_cluster: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cp_async_bulk_shared_to_cluster_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\002\001\005\001\007";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar);
+
+}  // namespace detail
+#endif
+
 /**
  * `cp.async.bulk`: bulk asynchronous copy between global and shared memory (spec: spec/instructions/cp_async_bulk.yaml).
  *
  * Fixed by this wrapper: dst = shared::cluster, src = shared::cta, completion = mbarrier::complete_tx::bytes, multicast = none, ignore_oob = false, cache_hint = false, report = none, cp_mask = false.
+ * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -483,38 +644,48 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
  *   mbar: the mbarrier object (32-bit shared address; .shared::cluster for a multicast or remote destination)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
-    [[maybe_unused]] detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> dst_mem,
-    [[maybe_unused]] detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false)> src_mem,
-    [[maybe_unused]] std::uint32_t size,
-    [[maybe_unused]] ::ptxgen::ptx::shared_address mbar
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
+    std::uint32_t size,
+    ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)
-    // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes " "[%0], [%1], %2, [%3];" :  : "r"(dst_mem.value), "r"(src_mem.value), "r"(size), "r"(mbar.value) : "memory"));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_cp_async_bulk_shared_to_cluster_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_shared_to_cluster_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenB128 ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))) || ((PtxgenB128)),
+                  "ptxgen: cp.async.bulk: a .relaxed copy names the .b128 type");
+    static_assert((!(PtxgenB128)) || (((PtxgenSem != cp_async_bulk_sem::none && PtxgenSem != cp_async_bulk_sem::weak))),
+                  "ptxgen: cp.async.bulk: .b128 is the type of a .relaxed copy only (the ISA's syntax; ptxas 13.5 also reads it without a .sem)");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cp.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cp_async_bulk_shared_to_cluster_forms0<ptxgen_f::index>(dst_mem, src_mem, size, mbar);
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
-// number (1 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 6 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_to_global_forms0_table {
-    static constexpr int width = 1;
+    static constexpr int width = 2;
     static constexpr char table[] =
-        "\000";
+        "\000\000\001\004\001\011\001\015\001\021\001\025";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -529,22 +700,25 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = false.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
  *   size: the number of bytes, a multiple of 16
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_to_global_checks<PtxgenSem, PtxgenCacheHint, PtxgenB128>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -561,18 +735,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global: form number * 256 + support class, by
+// The 6 forms of cp_async_bulk_to_global: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_to_global_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\001";
+        "\000\002\001\006\001\013\001\017\001\023\001\027";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -587,7 +763,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = false.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -595,16 +773,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_to_global_checks<PtxgenSem, PtxgenCacheHint, PtxgenB128>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -625,18 +804,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
-// number (1 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 6 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_to_global_cp_mask_forms0_table {
-    static constexpr int width = 1;
+    static constexpr int width = 2;
     static constexpr char table[] =
-        "\000";
+        "\000\000\001\004\001\011\001\015\001\021\001\025";
     static constexpr gate gates[] = {
         {0x1fffff00ull, 1000, 86},
+        {0x1fffff00ull, 1000, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -651,7 +832,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, 
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = true.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -659,16 +842,17 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, 
  *   byte_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> src_mem,
     std::uint32_t size,
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms0_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_to_global_checks<PtxgenSem, PtxgenCacheHint, PtxgenB128>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.async.bulk: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -685,18 +869,20 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
+// The 6 forms of cp_async_bulk_to_global_cp_mask: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_to_global_cp_mask_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\001";
+        "\000\002\001\006\001\013\001\017\001\023\001\027";
     static constexpr gate gates[] = {
         {0x1fffff00ull, 1000, 86},
+        {0x1fffff00ull, 1000, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_to_global_cp_mask_is_only_on_sm_100_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -711,7 +897,9 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, 
  *
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, ignore_oob = false, report = none, cp_mask = true.
  * Template parameters:
+ *   PtxgenSem: sem (none, weak, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, the memory ordering of the copy: .weak, or .relaxed with a scope (which needs the .b128 type)
  *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenB128: b128 (true / false). the type a .relaxed copy names (PTX ISA 9.3)
  * Operands:
  *   dst_mem: destination (32-bit shared address, or a global address)
  *   src_mem: source (global address, or 32-bit shared::cta address)
@@ -720,17 +908,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, 
  *   byte_mask:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenCacheHint = false>
+template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true)> src_mem,
+    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> dst_mem,
+    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy,
     std::uint16_t byte_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms1_table, detail::form_digit(0, 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_to_global_cp_mask_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenB128 ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
+    static_assert(detail::cp_async_bulk_to_global_checks<PtxgenSem, PtxgenCacheHint, PtxgenB128>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.async.bulk: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -867,18 +1056,24 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 12 forms of cp_reduce_async_bulk: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 36 forms of cp_reduce_async_bulk: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_reduce_async_bulk_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\001\000\002\000\004\000\013\000\014\000\025\000\026\000\037\000)\0002\000<\000F";
+        "\000\005\000\001\006\000\001\007\000\000\012\000\001\013\000\001\014\000\000\024\000\001\025\000"
+        "\001\026\000\0007\000\0018\000\0019\000\000<\000\001=\000\001>\000\000i\000"
+        "\001j\000\001k\000\000n\000\001o\000\001p\000\000\233\000\001\234\000\001\235\000"
+        "\000\315\000\001\316\000\001\317\000\000\372\000\001\373\000\001\374\000\000,\001\001-\001"
+        "\001.\001\000^\001\001_\001\001`\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk.forms.hpp).
@@ -895,6 +1090,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 sr
  * Template parameters:
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
+ *   PtxgenSem: sem (none, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, .relaxed with a scope (.cta or .cluster into shared::cluster)
  * Operands:
  *   dst_mem:
  *   src_mem:
@@ -902,15 +1098,15 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 sr
  *   mbar:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType>
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, false, PtxgenRedop, false, PtxgenType)> dst_mem,
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, false, PtxgenRedop, false, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_forms0_table, detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType))>;
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cp.reduce.async.bulk: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -926,22 +1122,38 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// The 140 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_reduce_async_bulk_to_global_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\004\000\000\010\000\000\020\000\000\031\000\000\035\000\000 \000\001!\000\000$\000"
-        "\000,\000\0000\000\0008\000\000<\000\000@\000\000D\000\000T\000\000X\000"
-        "\000`\000\000d\000\000h\000\000l\000\000|\000\000\244\000\000\310\000\000\324\000"
-        "\000\360\000\000\374\000\000\030\001\000$\001";
+        "\000\024\000\001\030\000\001\034\000\001 \000\001$\000\000(\000\001,\000\0010\000"
+        "\0014\000\0018\000\000P\000\001T\000\001X\000\001\\\000\001`\000\000y\000"
+        "\001}\000\001\201\000\001\205\000\001\211\000\000\215\000\001\221\000\001\225\000\001\231\000"
+        "\001\235\000\000\240\000\002\241\000\001\244\000\002\245\000\001\250\000\002\251\000\001\254\000"
+        "\002\255\000\001\260\000\002\261\000\000\264\000\001\270\000\001\274\000\001\300\000\001\304\000"
+        "\000\334\000\001\340\000\001\344\000\001\350\000\001\354\000\000\360\000\001\364\000\001\370\000"
+        "\001\374\000\001\000\001\000\030\001\001\034\001\001 \001\001$\001\001(\001\000,\001"
+        "\0010\001\0014\001\0018\001\001<\001\000@\001\001D\001\001H\001\001L\001"
+        "\001P\001\000T\001\001X\001\001\\\001\001`\001\001d\001\000\244\001\001\250\001"
+        "\001\254\001\001\260\001\001\264\001\000\270\001\001\274\001\001\300\001\001\304\001\001\310\001"
+        "\000\340\001\001\344\001\001\350\001\001\354\001\001\360\001\000\364\001\001\370\001\001\374\001"
+        "\001\000\002\001\004\002\000\010\002\001\014\002\001\020\002\001\024\002\001\030\002\000\034\002"
+        "\001 \002\001$\002\001(\002\001,\002\000l\002\001p\002\001t\002\001x\002"
+        "\001|\002\0004\003\0018\003\001<\003\001@\003\001D\003\000\350\003\001\354\003"
+        "\001\360\003\001\364\003\001\370\003\000$\004\001(\004\001,\004\0010\004\0014\004"
+        "\000\260\004\001\264\004\001\270\004\001\274\004\001\300\004\000\354\004\001\360\004\001\364\004"
+        "\001\370\004\001\374\004\000x\005\001|\005\001\200\005\001\204\005\001\210\005\000\264\005"
+        "\001\270\005\001\274\005\001\300\005\001\304\005";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
     };
 };
@@ -959,6 +1171,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, P
  * Template parameters:
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
+ *   PtxgenSem: sem (none, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, .relaxed with a scope (.cta or .cluster into shared::cluster)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenNoftz: noftz (true / false).
  * Operands:
@@ -967,14 +1180,14 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, P
  *   size:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is required when cache_hint = true");
@@ -992,22 +1205,38 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
+// The 140 forms of cp_reduce_async_bulk_to_global: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_reduce_async_bulk_to_global_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\006\000\000\012\000\000\022\000\000\033\000\000\037\000\000\"\000\001#\000\000&\000"
-        "\000.\000\0002\000\000:\000\000>\000\000B\000\000F\000\000V\000\000Z\000"
-        "\000b\000\000f\000\000j\000\000n\000\000~\000\000\246\000\000\312\000\000\326\000"
-        "\000\362\000\000\376\000\000\032\001\000&\001";
+        "\000\026\000\001\032\000\001\036\000\001\"\000\001&\000\000*\000\001.\000\0012\000"
+        "\0016\000\001:\000\000R\000\001V\000\001Z\000\001^\000\001b\000\000{\000"
+        "\001\177\000\001\203\000\001\207\000\001\213\000\000\217\000\001\223\000\001\227\000\001\233\000"
+        "\001\237\000\000\242\000\002\243\000\001\246\000\002\247\000\001\252\000\002\253\000\001\256\000"
+        "\002\257\000\001\262\000\002\263\000\000\266\000\001\272\000\001\276\000\001\302\000\001\306\000"
+        "\000\336\000\001\342\000\001\346\000\001\352\000\001\356\000\000\362\000\001\366\000\001\372\000"
+        "\001\376\000\001\002\001\000\032\001\001\036\001\001\"\001\001&\001\001*\001\000.\001"
+        "\0012\001\0016\001\001:\001\001>\001\000B\001\001F\001\001J\001\001N\001"
+        "\001R\001\000V\001\001Z\001\001^\001\001b\001\001f\001\000\246\001\001\252\001"
+        "\001\256\001\001\262\001\001\266\001\000\272\001\001\276\001\001\302\001\001\306\001\001\312\001"
+        "\000\342\001\001\346\001\001\352\001\001\356\001\001\362\001\000\366\001\001\372\001\001\376\001"
+        "\001\002\002\001\006\002\000\012\002\001\016\002\001\022\002\001\026\002\001\032\002\000\036\002"
+        "\001\"\002\001&\002\001*\002\001.\002\000n\002\001r\002\001v\002\001z\002"
+        "\001~\002\0006\003\001:\003\001>\003\001B\003\001F\003\000\352\003\001\356\003"
+        "\001\362\003\001\366\003\001\372\003\000&\004\001*\004\001.\004\0012\004\0016\004"
+        "\000\262\004\001\266\004\001\272\004\001\276\004\001\302\004\000\356\004\001\362\004\001\366\004"
+        "\001\372\004\001\376\004\000z\005\001~\005\001\202\005\001\206\005\001\212\005\000\266\005"
+        "\001\272\005\001\276\005\001\302\005\001\306\005";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
+        {0x1fffffc0ull, 900, 93},
         {0x1fffffc0ull, 900, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
         &ptxgen_unsupported_target_cp_reduce_async_bulk_to_global_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
     };
 };
@@ -1025,6 +1254,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, P
  * Template parameters:
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
  *   PtxgenType: type (b32, u32, s32, b64, u64, s64, f16, bf16, f32, f64).
+ *   PtxgenSem: sem (none, relaxed.cta, relaxed.cluster, relaxed.gpu, relaxed.sys). PTX ISA 9.3, .relaxed with a scope (.cta or .cluster into shared::cluster)
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenNoftz: noftz (true / false).
  * Operands:
@@ -1034,15 +1264,15 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, P
  *   cache_policy:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
+template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_to_global_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenRedop)), 10, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 2, (PtxgenCacheHint ? 1 : 0)), 2, (PtxgenNoftz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(PtxgenCacheHint,
                   "ptxgen: cp.reduce.async.bulk: operand cache_policy is only allowed when cache_hint = true");

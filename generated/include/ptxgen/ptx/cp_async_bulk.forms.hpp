@@ -158,15 +158,72 @@ inline constexpr char cp_async_bulk_forms0_opcode_pieces[] =
     "tes::80000000\000.mbarrier:"
     ":report::validity::per_e"
     "lement::ff\000cp.async.bulk"
-    ".shared::cluster.global."
-    "mbarrier::complete_tx::b"
-    "ytes\000";
+    ".weak.shared::cta.global"
+    ".mbarrier::complete_tx::"
+    "bytes\000cp.async.bulk.rela"
+    "xed.cta.shared::cta.glob"
+    "al.mbarrier::complete_tx"
+    "::bytes\000.b128\000.mbarrier:"
+    ":report::disabled.b128\000."
+    "mbarrier::report::validi"
+    "ty::per_16bytes::8.b128\000"
+    ".mbarrier::report::valid"
+    "ity::per_16bytes::80.b12"
+    "8\000.mbarrier::report::val"
+    "idity::per_16bytes::8000"
+    ".b128\000.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "80000000.b128\000.mbarrier:"
+    ":report::validity::per_e"
+    "lement::ff.b128\000cp.async"
+    ".bulk.relaxed.cluster.sh"
+    "ared::cta.global.mbarrie"
+    "r::complete_tx::bytes\000cp"
+    ".async.bulk.relaxed.gpu."
+    "shared::cta.global.mbarr"
+    "ier::complete_tx::bytes\000"
+    "cp.async.bulk.relaxed.sy"
+    "s.shared::cta.global.mba"
+    "rrier::complete_tx::byte"
+    "s\000cp.async.bulk.shared::"
+    "cluster.global.mbarrier:"
+    ":complete_tx::bytes\000cp.a"
+    "sync.bulk.weak.shared::c"
+    "luster.global.mbarrier::"
+    "complete_tx::bytes\000cp.as"
+    "ync.bulk.relaxed.cta.sha"
+    "red::cluster.global.mbar"
+    "rier::complete_tx::bytes"
+    "\000cp.async.bulk.relaxed.c"
+    "luster.shared::cluster.g"
+    "lobal.mbarrier::complete"
+    "_tx::bytes\000cp.async.bulk"
+    ".relaxed.gpu.shared::clu"
+    "ster.global.mbarrier::co"
+    "mplete_tx::bytes\000cp.asyn"
+    "c.bulk.relaxed.sys.share"
+    "d::cluster.global.mbarri"
+    "er::complete_tx::bytes\000";
 inline constexpr char cp_async_bulk_forms0_opcode[] =
     "\001\000\000\000\001\000\?\000\001\000[\000\001\000\207\000\001\000\264\000\001\000\343\000"
     "\001\000\026\001C\001\000\000C\001\?\000C\001[\000C\001\207\000C\001\264\000"
-    "C\001\343\000C\001\026\001";
+    "C\001\343\000C\001\026\001\206\001\320\001\206\001\326\001\206\001\367\001\206\001(\002"
+    "\206\001Z\002\206\001\216\002\206\001\306\002\370\002\320\001\370\002\326\001\370\002\367\001"
+    "\370\002(\002\370\002Z\002\370\002\216\002\370\002\306\002F\003\320\001F\003\326\001"
+    "F\003\367\001F\003(\002F\003Z\002F\003\216\002F\003\306\002\220\003\320\001"
+    "\220\003\326\001\220\003\367\001\220\003(\002\220\003Z\002\220\003\216\002\220\003\306\002"
+    "\332\003\000\000\332\003\?\000\332\003[\000\332\003\207\000\332\003\264\000\332\003\343\000"
+    "\332\003\026\001\034\004\000\000\034\004\?\000\034\004[\000\034\004\207\000\034\004\264\000"
+    "\034\004\343\000\034\004\026\001c\004\320\001c\004\326\001c\004\367\001c\004(\002"
+    "c\004Z\002c\004\216\002c\004\306\002\261\004\320\001\261\004\326\001\261\004\367\001"
+    "\261\004(\002\261\004Z\002\261\004\216\002\261\004\306\002\003\005\320\001\003\005\326\001"
+    "\003\005\367\001\003\005(\002\003\005Z\002\003\005\216\002\003\005\306\002Q\005\320\001"
+    "Q\005\326\001Q\005\367\001Q\005(\002Q\005Z\002Q\005\216\002Q\005\306\002";
 inline constexpr char cp_async_bulk_forms0_statement[] =
-    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
@@ -197,16 +254,80 @@ inline constexpr char cp_async_bulk_forms1_opcode_pieces[] =
     "idity::per_16bytes::8000"
     "0000\000.mbarrier::report::"
     "validity::per_element::f"
-    "f\000cp.async.bulk.shared::"
+    "f\000cp.async.bulk.weak.sha"
+    "red::cta.global.mbarrier"
+    "::complete_tx::bytes.L2:"
+    ":cache_hint\000cp.async.bul"
+    "k.relaxed.cta.shared::ct"
+    "a.global.mbarrier::compl"
+    "ete_tx::bytes.L2::cache_"
+    "hint\000.b128\000.mbarrier::re"
+    "port::disabled.b128\000.mba"
+    "rrier::report::validity:"
+    ":per_16bytes::8.b128\000.mb"
+    "arrier::report::validity"
+    "::per_16bytes::80.b128\000."
+    "mbarrier::report::validi"
+    "ty::per_16bytes::8000.b1"
+    "28\000.mbarrier::report::va"
+    "lidity::per_16bytes::800"
+    "00000.b128\000.mbarrier::re"
+    "port::validity::per_elem"
+    "ent::ff.b128\000cp.async.bu"
+    "lk.relaxed.cluster.share"
+    "d::cta.global.mbarrier::"
+    "complete_tx::bytes.L2::c"
+    "ache_hint\000cp.async.bulk."
+    "relaxed.gpu.shared::cta."
+    "global.mbarrier::complet"
+    "e_tx::bytes.L2::cache_hi"
+    "nt\000cp.async.bulk.relaxed"
+    ".sys.shared::cta.global."
+    "mbarrier::complete_tx::b"
+    "ytes.L2::cache_hint\000cp.a"
+    "sync.bulk.shared::cluste"
+    "r.global.mbarrier::compl"
+    "ete_tx::bytes.L2::cache_"
+    "hint\000cp.async.bulk.weak."
+    "shared::cluster.global.m"
+    "barrier::complete_tx::by"
+    "tes.L2::cache_hint\000cp.as"
+    "ync.bulk.relaxed.cta.sha"
+    "red::cluster.global.mbar"
+    "rier::complete_tx::bytes"
+    ".L2::cache_hint\000cp.async"
+    ".bulk.relaxed.cluster.sh"
+    "ared::cluster.global.mba"
+    "rrier::complete_tx::byte"
+    "s.L2::cache_hint\000cp.asyn"
+    "c.bulk.relaxed.gpu.share"
+    "d::cluster.global.mbarri"
+    "er::complete_tx::bytes.L"
+    "2::cache_hint\000cp.async.b"
+    "ulk.relaxed.sys.shared::"
     "cluster.global.mbarrier:"
     ":complete_tx::bytes.L2::"
     "cache_hint\000";
 inline constexpr char cp_async_bulk_forms1_opcode[] =
     "\001\000\000\000\001\000N\000\001\000j\000\001\000\226\000\001\000\303\000\001\000\362\000"
     "\001\000%\001R\001\000\000R\001N\000R\001j\000R\001\226\000R\001\303\000"
-    "R\001\362\000R\001%\001";
+    "R\001\362\000R\001%\001\244\001\375\001\244\001\003\002\244\001$\002\244\001U\002"
+    "\244\001\207\002\244\001\273\002\244\001\363\002%\003\375\001%\003\003\002%\003$\002"
+    "%\003U\002%\003\207\002%\003\273\002%\003\363\002\202\003\375\001\202\003\003\002"
+    "\202\003$\002\202\003U\002\202\003\207\002\202\003\273\002\202\003\363\002\333\003\375\001"
+    "\333\003\003\002\333\003$\002\333\003U\002\333\003\207\002\333\003\273\002\333\003\363\002"
+    "4\004\000\0004\004N\0004\004j\0004\004\226\0004\004\303\0004\004\362\000"
+    "4\004%\001\205\004\000\000\205\004N\000\205\004j\000\205\004\226\000\205\004\303\000"
+    "\205\004\362\000\205\004%\001\333\004\375\001\333\004\003\002\333\004$\002\333\004U\002"
+    "\333\004\207\002\333\004\273\002\333\004\363\0028\005\375\0018\005\003\0028\005$\002"
+    "8\005U\0028\005\207\0028\005\273\0028\005\363\002\231\005\375\001\231\005\003\002"
+    "\231\005$\002\231\005U\002\231\005\207\002\231\005\273\002\231\005\363\002\366\005\375\001"
+    "\366\005\003\002\366\005$\002\366\005U\002\366\005\207\002\366\005\273\002\366\005\363\002";
 inline constexpr char cp_async_bulk_forms1_statement[] =
-    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cache_policy) {
@@ -241,13 +362,114 @@ inline constexpr char cp_async_bulk_multicast_cluster_forms0_opcode_pieces[] =
     "shared::cluster.global.m"
     "barrier::complete_tx::by"
     "tes.multicast::cluster::"
-    "32b\000";
+    "16b\000cp.async.bulk.shared"
+    "::cluster.global.mbarrie"
+    "r::complete_tx::bytes.mu"
+    "lticast::cluster::32b\000cp"
+    ".async.bulk.weak.shared:"
+    ":cluster.global.mbarrier"
+    "::complete_tx::bytes.mul"
+    "ticast::cluster\000cp.async"
+    ".bulk.weak.shared::clust"
+    "er.global.mbarrier::comp"
+    "lete_tx::bytes.multicast"
+    "::cluster::16b\000cp.async."
+    "bulk.weak.shared::cluste"
+    "r.global.mbarrier::compl"
+    "ete_tx::bytes.multicast:"
+    ":cluster::32b\000cp.async.b"
+    "ulk.relaxed.cta.shared::"
+    "cluster.global.mbarrier:"
+    ":complete_tx::bytes.mult"
+    "icast::cluster\000.b128\000.mb"
+    "arrier::report::disabled"
+    ".b128\000.mbarrier::report:"
+    ":validity::per_16bytes::"
+    "8.b128\000.mbarrier::report"
+    "::validity::per_16bytes:"
+    ":80.b128\000.mbarrier::repo"
+    "rt::validity::per_16byte"
+    "s::8000.b128\000.mbarrier::"
+    "report::validity::per_16"
+    "bytes::80000000.b128\000.mb"
+    "arrier::report::validity"
+    "::per_element::ff.b128\000c"
+    "p.async.bulk.relaxed.cta"
+    ".shared::cluster.global."
+    "mbarrier::complete_tx::b"
+    "ytes.multicast::cluster:"
+    ":16b\000cp.async.bulk.relax"
+    "ed.cta.shared::cluster.g"
+    "lobal.mbarrier::complete"
+    "_tx::bytes.multicast::cl"
+    "uster::32b\000cp.async.bulk"
+    ".relaxed.cluster.shared:"
+    ":cluster.global.mbarrier"
+    "::complete_tx::bytes.mul"
+    "ticast::cluster\000cp.async"
+    ".bulk.relaxed.cluster.sh"
+    "ared::cluster.global.mba"
+    "rrier::complete_tx::byte"
+    "s.multicast::cluster::16"
+    "b\000cp.async.bulk.relaxed."
+    "cluster.shared::cluster."
+    "global.mbarrier::complet"
+    "e_tx::bytes.multicast::c"
+    "luster::32b\000cp.async.bul"
+    "k.relaxed.gpu.shared::cl"
+    "uster.global.mbarrier::c"
+    "omplete_tx::bytes.multic"
+    "ast::cluster\000cp.async.bu"
+    "lk.relaxed.gpu.shared::c"
+    "luster.global.mbarrier::"
+    "complete_tx::bytes.multi"
+    "cast::cluster::16b\000cp.as"
+    "ync.bulk.relaxed.gpu.sha"
+    "red::cluster.global.mbar"
+    "rier::complete_tx::bytes"
+    ".multicast::cluster::32b"
+    "\000cp.async.bulk.relaxed.s"
+    "ys.shared::cluster.globa"
+    "l.mbarrier::complete_tx:"
+    ":bytes.multicast::cluste"
+    "r\000cp.async.bulk.relaxed."
+    "sys.shared::cluster.glob"
+    "al.mbarrier::complete_tx"
+    "::bytes.multicast::clust"
+    "er::16b\000cp.async.bulk.re"
+    "laxed.sys.shared::cluste"
+    "r.global.mbarrier::compl"
+    "ete_tx::bytes.multicast:"
+    ":cluster::32b\000";
 inline constexpr char cp_async_bulk_multicast_cluster_forms0_opcode[] =
     "\001\000\000\000\001\000V\000\001\000r\000\001\000\236\000\001\000\313\000\001\000\372\000"
     "\001\000-\001Z\001\000\000Z\001V\000Z\001r\000Z\001\236\000Z\001\313\000"
-    "Z\001\372\000Z\001-\001";
+    "Z\001\372\000Z\001-\001\264\001\000\000\264\001V\000\264\001r\000\264\001\236\000"
+    "\264\001\313\000\264\001\372\000\264\001-\001\016\002\000\000\016\002V\000\016\002r\000"
+    "\016\002\236\000\016\002\313\000\016\002\372\000\016\002-\001h\002\000\000h\002V\000"
+    "h\002r\000h\002\236\000h\002\313\000h\002\372\000h\002-\001\307\002\000\000"
+    "\307\002V\000\307\002r\000\307\002\236\000\307\002\313\000\307\002\372\000\307\002-\001"
+    "&\003\207\003&\003\215\003&\003\256\003&\003\337\003&\003\021\004&\003E\004"
+    "&\003}\004\257\004\207\003\257\004\215\003\257\004\256\003\257\004\337\003\257\004\021\004"
+    "\257\004E\004\257\004}\004\025\005\207\003\025\005\215\003\025\005\256\003\025\005\337\003"
+    "\025\005\021\004\025\005E\004\025\005}\004{\005\207\003{\005\215\003{\005\256\003"
+    "{\005\337\003{\005\021\004{\005E\004{\005}\004\340\005\207\003\340\005\215\003"
+    "\340\005\256\003\340\005\337\003\340\005\021\004\340\005E\004\340\005}\004J\006\207\003"
+    "J\006\215\003J\006\256\003J\006\337\003J\006\021\004J\006E\004J\006}\004"
+    "\264\006\207\003\264\006\215\003\264\006\256\003\264\006\337\003\264\006\021\004\264\006E\004"
+    "\264\006}\004\025\007\207\003\025\007\215\003\025\007\256\003\025\007\337\003\025\007\021\004"
+    "\025\007E\004\025\007}\004{\007\207\003{\007\215\003{\007\256\003{\007\337\003"
+    "{\007\021\004{\007E\004{\007}\004\341\007\207\003\341\007\215\003\341\007\256\003"
+    "\341\007\337\003\341\007\021\004\341\007E\004\341\007}\004B\010\207\003B\010\215\003"
+    "B\010\256\003B\010\337\003B\010\021\004B\010E\004B\010}\004\250\010\207\003"
+    "\250\010\215\003\250\010\256\003\250\010\337\003\250\010\021\004\250\010E\004\250\010}\004";
 inline constexpr char cp_async_bulk_multicast_cluster_forms0_statement[] =
-    "\000\000\000\000\000\000\000\001\001\001\001\001\001\001";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001"
+    "\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask) {
@@ -267,29 +489,138 @@ inline constexpr char cp_async_bulk_multicast_cluster_forms1_opcode_pieces[] =
     "\000cp.async.bulk.shared::c"
     "luster.global.mbarrier::"
     "complete_tx::bytes.multi"
-    "cast::cluster.L2::cache_"
-    "hint\000.mbarrier::report::"
-    "disabled\000.mbarrier::repo"
-    "rt::validity::per_16byte"
-    "s::8\000.mbarrier::report::"
+    "cast::cluster\000.L2::cache"
+    "_hint\000.L2::cache_hint.mb"
+    "arrier::report::disabled"
+    "\000.L2::cache_hint.mbarrie"
+    "r::report::validity::per"
+    "_16bytes::8\000.L2::cache_h"
+    "int.mbarrier::report::va"
+    "lidity::per_16bytes::80\000"
+    ".L2::cache_hint.mbarrier"
+    "::report::validity::per_"
+    "16bytes::8000\000.L2::cache"
+    "_hint.mbarrier::report::"
     "validity::per_16bytes::8"
-    "0\000.mbarrier::report::val"
-    "idity::per_16bytes::8000"
-    "\000.mbarrier::report::vali"
-    "dity::per_16bytes::80000"
-    "000\000.mbarrier::report::v"
-    "alidity::per_element::ff"
-    "\000cp.async.bulk.shared::c"
-    "luster.global.mbarrier::"
-    "complete_tx::bytes.multi"
-    "cast::cluster::32b.L2::c"
-    "ache_hint\000";
+    "0000000\000.L2::cache_hint."
+    "mbarrier::report::validi"
+    "ty::per_element::ff\000cp.a"
+    "sync.bulk.shared::cluste"
+    "r.global.mbarrier::compl"
+    "ete_tx::bytes.multicast:"
+    ":cluster::16b\000cp.async.b"
+    "ulk.shared::cluster.glob"
+    "al.mbarrier::complete_tx"
+    "::bytes.multicast::clust"
+    "er::32b\000cp.async.bulk.we"
+    "ak.shared::cluster.globa"
+    "l.mbarrier::complete_tx:"
+    ":bytes.multicast::cluste"
+    "r\000cp.async.bulk.weak.sha"
+    "red::cluster.global.mbar"
+    "rier::complete_tx::bytes"
+    ".multicast::cluster::16b"
+    "\000cp.async.bulk.weak.shar"
+    "ed::cluster.global.mbarr"
+    "ier::complete_tx::bytes."
+    "multicast::cluster::32b\000"
+    "cp.async.bulk.relaxed.ct"
+    "a.shared::cluster.global"
+    ".mbarrier::complete_tx::"
+    "bytes.multicast::cluster"
+    "\000.L2::cache_hint.b128\000.L"
+    "2::cache_hint.mbarrier::"
+    "report::disabled.b128\000.L"
+    "2::cache_hint.mbarrier::"
+    "report::validity::per_16"
+    "bytes::8.b128\000.L2::cache"
+    "_hint.mbarrier::report::"
+    "validity::per_16bytes::8"
+    "0.b128\000.L2::cache_hint.m"
+    "barrier::report::validit"
+    "y::per_16bytes::8000.b12"
+    "8\000.L2::cache_hint.mbarri"
+    "er::report::validity::pe"
+    "r_16bytes::80000000.b128"
+    "\000.L2::cache_hint.mbarrie"
+    "r::report::validity::per"
+    "_element::ff.b128\000cp.asy"
+    "nc.bulk.relaxed.cta.shar"
+    "ed::cluster.global.mbarr"
+    "ier::complete_tx::bytes."
+    "multicast::cluster::16b\000"
+    "cp.async.bulk.relaxed.ct"
+    "a.shared::cluster.global"
+    ".mbarrier::complete_tx::"
+    "bytes.multicast::cluster"
+    "::32b\000cp.async.bulk.rela"
+    "xed.cluster.shared::clus"
+    "ter.global.mbarrier::com"
+    "plete_tx::bytes.multicas"
+    "t::cluster\000cp.async.bulk"
+    ".relaxed.cluster.shared:"
+    ":cluster.global.mbarrier"
+    "::complete_tx::bytes.mul"
+    "ticast::cluster::16b\000cp."
+    "async.bulk.relaxed.clust"
+    "er.shared::cluster.globa"
+    "l.mbarrier::complete_tx:"
+    ":bytes.multicast::cluste"
+    "r::32b\000cp.async.bulk.rel"
+    "axed.gpu.shared::cluster"
+    ".global.mbarrier::comple"
+    "te_tx::bytes.multicast::"
+    "cluster\000cp.async.bulk.re"
+    "laxed.gpu.shared::cluste"
+    "r.global.mbarrier::compl"
+    "ete_tx::bytes.multicast:"
+    ":cluster::16b\000cp.async.b"
+    "ulk.relaxed.gpu.shared::"
+    "cluster.global.mbarrier:"
+    ":complete_tx::bytes.mult"
+    "icast::cluster::32b\000cp.a"
+    "sync.bulk.relaxed.sys.sh"
+    "ared::cluster.global.mba"
+    "rrier::complete_tx::byte"
+    "s.multicast::cluster\000cp."
+    "async.bulk.relaxed.sys.s"
+    "hared::cluster.global.mb"
+    "arrier::complete_tx::byt"
+    "es.multicast::cluster::1"
+    "6b\000cp.async.bulk.relaxed"
+    ".sys.shared::cluster.glo"
+    "bal.mbarrier::complete_t"
+    "x::bytes.multicast::clus"
+    "ter::32b\000";
 inline constexpr char cp_async_bulk_multicast_cluster_forms1_opcode[] =
-    "\001\000\000\000\001\000e\000\001\000\201\000\001\000\255\000\001\000\332\000\001\000\011\001"
-    "\001\000<\001i\001\000\000i\001e\000i\001\201\000i\001\255\000i\001\332\000"
-    "i\001\011\001i\001<\001";
+    "\001\000V\000\001\000f\000\001\000\221\000\001\000\314\000\001\000\010\001\001\000F\001"
+    "\001\000\210\001\304\001V\000\304\001f\000\304\001\221\000\304\001\314\000\304\001\010\001"
+    "\304\001F\001\304\001\210\001\036\002V\000\036\002f\000\036\002\221\000\036\002\314\000"
+    "\036\002\010\001\036\002F\001\036\002\210\001x\002V\000x\002f\000x\002\221\000"
+    "x\002\314\000x\002\010\001x\002F\001x\002\210\001\322\002V\000\322\002f\000"
+    "\322\002\221\000\322\002\314\000\322\002\010\001\322\002F\001\322\002\210\0011\003V\000"
+    "1\003f\0001\003\221\0001\003\314\0001\003\010\0011\003F\0011\003\210\001"
+    "\220\003\361\003\220\003\006\004\220\0036\004\220\003v\004\220\003\267\004\220\003\372\004"
+    "\220\003A\005\202\005\361\003\202\005\006\004\202\0056\004\202\005v\004\202\005\267\004"
+    "\202\005\372\004\202\005A\005\350\005\361\003\350\005\006\004\350\0056\004\350\005v\004"
+    "\350\005\267\004\350\005\372\004\350\005A\005N\006\361\003N\006\006\004N\0066\004"
+    "N\006v\004N\006\267\004N\006\372\004N\006A\005\263\006\361\003\263\006\006\004"
+    "\263\0066\004\263\006v\004\263\006\267\004\263\006\372\004\263\006A\005\035\007\361\003"
+    "\035\007\006\004\035\0076\004\035\007v\004\035\007\267\004\035\007\372\004\035\007A\005"
+    "\207\007\361\003\207\007\006\004\207\0076\004\207\007v\004\207\007\267\004\207\007\372\004"
+    "\207\007A\005\350\007\361\003\350\007\006\004\350\0076\004\350\007v\004\350\007\267\004"
+    "\350\007\372\004\350\007A\005N\010\361\003N\010\006\004N\0106\004N\010v\004"
+    "N\010\267\004N\010\372\004N\010A\005\264\010\361\003\264\010\006\004\264\0106\004"
+    "\264\010v\004\264\010\267\004\264\010\372\004\264\010A\005\025\011\361\003\025\011\006\004"
+    "\025\0116\004\025\011v\004\025\011\267\004\025\011\372\004\025\011A\005{\011\361\003"
+    "{\011\006\004{\0116\004{\011v\004{\011\267\004{\011\372\004{\011A\005";
 inline constexpr char cp_async_bulk_multicast_cluster_forms1_statement[] =
-    "\000\000\000\000\000\000\000\001\001\001\001\001\001\001";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\001\001\001\001\001\001\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\001"
+    "\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar, PtxgenA4 cta_mask, PtxgenA5 cache_policy) {
@@ -302,24 +633,39 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, 
 
 // cp_async_bulk_ignore_oob_forms0: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms0_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_ignore_oob_forms0_opcode_pieces, at the offsets in
-// cp_async_bulk_ignore_oob_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_ignore_oob_forms0_opcode, 2 byte(s) each), and the asm statement of
 // cp_async_bulk_asm4 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cp_async_bulk_ignore_oob_forms0_opcode_pieces[] =
-    "\000cp.async.bulk.shared::c"
-    "ta.global.mbarrier::comp"
-    "lete_tx::bytes.ignore_oo"
-    "b\000.mbarrier::report::dis"
-    "abled\000";
+    "\000cp.async.bulk\000.shared::"
+    "cta.global.mbarrier::com"
+    "plete_tx::bytes.ignore_o"
+    "ob\000.shared::cta.global.m"
+    "barrier::complete_tx::by"
+    "tes.ignore_oob.mbarrier:"
+    ":report::disabled\000cp.asy"
+    "nc.bulk.weak\000cp.async.bu"
+    "lk.relaxed.cta\000.shared::"
+    "cta.global.mbarrier::com"
+    "plete_tx::bytes.ignore_o"
+    "ob.b128\000.shared::cta.glo"
+    "bal.mbarrier::complete_t"
+    "x::bytes.ignore_oob.mbar"
+    "rier::report::disabled.b"
+    "128\000cp.async.bulk.relaxe"
+    "d.cluster\000cp.async.bulk."
+    "relaxed.gpu\000cp.async.bul"
+    "k.relaxed.sys\000";
 inline constexpr char cp_async_bulk_ignore_oob_forms0_opcode[] =
-    "\001\000\001J";
+    "\001\000\017\000\001\000K\000\242\000\017\000\242\000K\000\265\000\317\000\265\000\020\001"
+    "l\001\317\000l\001\020\001\212\001\317\000\212\001\020\001\244\001\317\000\244\001\020\001";
 inline constexpr char cp_async_bulk_ignore_oob_forms0_statement[] =
-    "\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm4<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode_pieces, cp_async_bulk_ignore_oob_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
+    cp_async_bulk_asm4<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms0_opcode_pieces, cp_async_bulk_ignore_oob_forms0_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -327,24 +673,71 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA
 
 // cp_async_bulk_ignore_oob_forms1: the opcode of each form, in the order of cp_async_bulk_ignore_oob_forms1_table, as
 // two pieces (NUL-terminated texts in cp_async_bulk_ignore_oob_forms1_opcode_pieces, at the offsets in
-// cp_async_bulk_ignore_oob_forms1_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_ignore_oob_forms1_opcode, 2 byte(s) each), and the asm statement of
 // cp_async_bulk_asm5 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cp_async_bulk_ignore_oob_forms1_opcode_pieces[] =
-    "\000cp.async.bulk.shared::c"
-    "ta.global.mbarrier::comp"
-    "lete_tx::bytes.ignore_oo"
-    "b.L2::cache_hint\000.mbarri"
-    "er::report::disabled\000";
+    "\000cp.async.bulk\000.shared::"
+    "cta.global.mbarrier::com"
+    "plete_tx::bytes.ignore_o"
+    "ob.L2::cache_hint\000.share"
+    "d::cta.global.mbarrier::"
+    "complete_tx::bytes.ignor"
+    "e_oob.L2::cache_hint.mba"
+    "rrier::report::disabled\000"
+    "cp.async.bulk.weak\000cp.as"
+    "ync.bulk.relaxed.cta\000.sh"
+    "ared::cta.global.mbarrie"
+    "r::complete_tx::bytes.ig"
+    "nore_oob.L2::cache_hint."
+    "b128\000.shared::cta.global"
+    ".mbarrier::complete_tx::"
+    "bytes.ignore_oob.L2::cac"
+    "he_hint.mbarrier::report"
+    "::disabled.b128\000cp.async"
+    ".bulk.relaxed.cluster\000cp"
+    ".async.bulk.relaxed.gpu\000"
+    "cp.async.bulk.relaxed.sy"
+    "s\000";
 inline constexpr char cp_async_bulk_ignore_oob_forms1_opcode[] =
-    "\001\000\001Y";
+    "\001\000\017\000\001\000Z\000\300\000\017\000\300\000Z\000\323\000\355\000\323\000=\001"
+    "\250\001\355\000\250\001=\001\306\001\355\000\306\001=\001\340\001\355\000\340\001=\001";
 inline constexpr char cp_async_bulk_ignore_oob_forms1_statement[] =
-    "\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4, class PtxgenA5, class PtxgenA6>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 ignore_bytes_left, PtxgenA4 ignore_bytes_right, PtxgenA5 mbar, PtxgenA6 cache_policy) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm5<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode_pieces, cp_async_bulk_ignore_oob_forms1_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+    cp_async_bulk_asm5<detail::packed_at<1>(cp_async_bulk_ignore_oob_forms1_statement, PtxgenF), detail::opcode_text<cp_async_bulk_ignore_oob_forms1_opcode_pieces, cp_async_bulk_ignore_oob_forms1_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, ignore_bytes_left, ignore_bytes_right, mbar, cache_policy);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cp_async_bulk_shared_to_cluster_forms0: the opcode of each form, in the order of cp_async_bulk_shared_to_cluster_forms0_table, as
+// two pieces (NUL-terminated texts in cp_async_bulk_shared_to_cluster_forms0_opcode_pieces, at the offsets in
+// cp_async_bulk_shared_to_cluster_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_async_bulk_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cp_async_bulk_shared_to_cluster_forms0_opcode_pieces[] =
+    "\000cp.async.bulk\000.shared::"
+    "cluster.shared::cta.mbar"
+    "rier::complete_tx::bytes"
+    "\000cp.async.bulk.weak\000cp.a"
+    "sync.bulk.relaxed.cta\000.s"
+    "hared::cluster.shared::c"
+    "ta.mbarrier::complete_tx"
+    "::bytes.b128\000cp.async.bu"
+    "lk.relaxed.cluster\000";
+inline constexpr char cp_async_bulk_shared_to_cluster_forms0_opcode[] =
+    "\001\017I\017\\v\265v";
+inline constexpr char cp_async_bulk_shared_to_cluster_forms0_statement[] =
+    "\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cp_async_bulk_asm0<detail::packed_at<1>(cp_async_bulk_shared_to_cluster_forms0_statement, PtxgenF), detail::opcode_text<cp_async_bulk_shared_to_cluster_forms0_opcode_pieces, cp_async_bulk_shared_to_cluster_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -357,11 +750,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA
 // which compile far faster than arrays.
 inline constexpr char cp_async_bulk_to_global_forms0_opcode_pieces[] =
     "\000cp.async.bulk\000.global.s"
-    "hared::cta.bulk_group\000";
+    "hared::cta.bulk_group\000cp"
+    ".async.bulk.weak\000cp.asyn"
+    "c.bulk.relaxed.cta\000.glob"
+    "al.shared::cta.bulk_grou"
+    "p.b128\000cp.async.bulk.rel"
+    "axed.cluster\000cp.async.bu"
+    "lk.relaxed.gpu\000cp.async."
+    "bulk.relaxed.sys\000";
 inline constexpr char cp_async_bulk_to_global_forms0_opcode[] =
-    "\001\017";
+    "\001\017.\017A[\177[\235[\267[";
 inline constexpr char cp_async_bulk_to_global_forms0_statement[] =
-    "\000";
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
@@ -380,11 +780,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1
 inline constexpr char cp_async_bulk_to_global_forms1_opcode_pieces[] =
     "\000cp.async.bulk\000.global.s"
     "hared::cta.bulk_group.L2"
-    "::cache_hint\000";
+    "::cache_hint\000cp.async.bu"
+    "lk.weak\000cp.async.bulk.re"
+    "laxed.cta\000.global.shared"
+    "::cta.bulk_group.L2::cac"
+    "he_hint.b128\000cp.async.bu"
+    "lk.relaxed.cluster\000cp.as"
+    "ync.bulk.relaxed.gpu\000cp."
+    "async.bulk.relaxed.sys\000";
 inline constexpr char cp_async_bulk_to_global_forms1_opcode[] =
-    "\001\017";
+    "\001\017=\017Pj\235j\273j\325j";
 inline constexpr char cp_async_bulk_to_global_forms1_statement[] =
-    "\000";
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {
@@ -404,11 +811,18 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_opcode_pieces[] =
     "\000cp.async.bulk\000.global.s"
     "hared::cta.bulk_group.cp"
-    "_mask\000";
+    "_mask\000cp.async.bulk.weak"
+    "\000cp.async.bulk.relaxed.c"
+    "ta\000.global.shared::cta.b"
+    "ulk_group.cp_mask.b128\000c"
+    "p.async.bulk.relaxed.clu"
+    "ster\000cp.async.bulk.relax"
+    "ed.gpu\000cp.async.bulk.rel"
+    "axed.sys\000";
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_opcode[] =
-    "\001\017";
+    "\001\0176\017Ic\217c\255c\307c";
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms0_statement[] =
-    "\000";
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 byte_mask) {
@@ -429,11 +843,19 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, 
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_opcode_pieces[] =
     "\000cp.async.bulk\000.global.s"
     "hared::cta.bulk_group.L2"
-    "::cache_hint.cp_mask\000";
+    "::cache_hint.cp_mask\000cp."
+    "async.bulk.weak\000cp.async"
+    ".bulk.relaxed.cta\000.globa"
+    "l.shared::cta.bulk_group"
+    ".L2::cache_hint.cp_mask."
+    "b128\000cp.async.bulk.relax"
+    "ed.cluster\000cp.async.bulk"
+    ".relaxed.gpu\000cp.async.bu"
+    "lk.relaxed.sys\000";
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_opcode[] =
-    "\001\017";
+    "\001\017E\017Xr\255r\313r\345r";
 inline constexpr char cp_async_bulk_to_global_cp_mask_forms1_statement[] =
-    "\000";
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy, PtxgenA4 byte_mask) {
@@ -493,27 +915,41 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_forms1(PtxgenA0 src_mem, PtxgenA1 
 
 // cp_reduce_async_bulk_forms0: the opcode of each form, in the order of cp_reduce_async_bulk_forms0_table, as
 // two pieces (NUL-terminated texts in cp_reduce_async_bulk_forms0_opcode_pieces, at the offsets in
-// cp_reduce_async_bulk_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cp_reduce_async_bulk_forms0_opcode, 2 byte(s) each), and the asm statement of
 // cp_async_bulk_asm0 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cp_reduce_async_bulk_forms0_opcode_pieces[] =
     "\000cp.reduce.async.bulk.sh"
     "ared::cluster.shared::ct"
     "a.mbarrier::complete_tx:"
-    ":bytes\000.add.u32\000.add.s32"
-    "\000.add.u64\000.min.u32\000.min."
-    "s32\000.max.u32\000.max.s32\000.i"
-    "nc.u32\000.dec.u32\000.and.b32"
-    "\000.or.b32\000.xor.b32\000";
+    ":bytes\000.add.u32\000cp.reduc"
+    "e.async.bulk.relaxed.cta"
+    ".shared::cluster.shared:"
+    ":cta.mbarrier::complete_"
+    "tx::bytes\000cp.reduce.asyn"
+    "c.bulk.relaxed.cluster.s"
+    "hared::cluster.shared::c"
+    "ta.mbarrier::complete_tx"
+    "::bytes\000.add.s32\000.add.u6"
+    "4\000.min.u32\000.min.s32\000.max"
+    ".u32\000.max.s32\000.inc.u32\000."
+    "dec.u32\000.and.b32\000.or.b32"
+    "\000.xor.b32\000";
 inline constexpr char cp_reduce_async_bulk_forms0_opcode[] =
-    "\001O\001X\001a\001j\001s\001|\001\205\001\216\001\227\001\240\001\251\001\261";
+    "\001\000O\000X\000O\000\262\000O\000\001\000\020\001X\000\020\001\262\000\020\001"
+    "\001\000\031\001X\000\031\001\262\000\031\001\001\000\"\001X\000\"\001\262\000\"\001"
+    "\001\000+\001X\000+\001\262\000+\001\001\0004\001X\0004\001\262\0004\001"
+    "\001\000=\001X\000=\001\262\000=\001\001\000F\001X\000F\001\262\000F\001"
+    "\001\000O\001X\000O\001\262\000O\001\001\000X\001X\000X\001\262\000X\001"
+    "\001\000a\001X\000a\001\262\000a\001\001\000i\001X\000i\001\262\000i\001";
 inline constexpr char cp_reduce_async_bulk_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
     "\001\001\001\001\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 mbar) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cp_async_bulk_asm0<detail::packed_at<1>(cp_reduce_async_bulk_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_forms0_opcode_pieces, cp_reduce_async_bulk_forms0_opcode, 1, PtxgenF>>(dst_mem, src_mem, size, mbar);
+    cp_async_bulk_asm0<detail::packed_at<1>(cp_reduce_async_bulk_forms0_statement, PtxgenF), detail::opcode_text<cp_reduce_async_bulk_forms0_opcode_pieces, cp_reduce_async_bulk_forms0_opcode, 2, PtxgenF>>(dst_mem, src_mem, size, mbar);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -527,27 +963,61 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 sr
 inline constexpr char cp_reduce_async_bulk_to_global_forms0_opcode_pieces[] =
     "\000cp.reduce.async.bulk.gl"
     "obal.shared::cta.bulk_gr"
-    "oup\000.add.u32\000.add.s32\000.a"
-    "dd.u64\000.add.noftz.f16\000.a"
-    "dd.noftz.bf16\000.add.f32\000."
-    "add.noftz.f32\000.add.f64\000."
-    "min.u32\000.min.s32\000.min.u6"
-    "4\000.min.s64\000.min.f16\000.min"
-    ".bf16\000.max.u32\000.max.s32\000"
-    ".max.u64\000.max.s64\000.max.f"
-    "16\000.max.bf16\000.inc.u32\000.d"
-    "ec.u32\000.and.b32\000.and.b64"
-    "\000.or.b32\000.or.b64\000.xor.b3"
-    "2\000.xor.b64\000";
+    "oup\000.add.u32\000cp.reduce.a"
+    "sync.bulk.relaxed.cta.gl"
+    "obal.shared::cta.bulk_gr"
+    "oup\000cp.reduce.async.bulk"
+    ".relaxed.cluster.global."
+    "shared::cta.bulk_group\000c"
+    "p.reduce.async.bulk.rela"
+    "xed.gpu.global.shared::c"
+    "ta.bulk_group\000cp.reduce."
+    "async.bulk.relaxed.sys.g"
+    "lobal.shared::cta.bulk_g"
+    "roup\000.add.s32\000.add.u64\000."
+    "add.noftz.f16\000.add.noftz"
+    ".bf16\000.add.f32\000.add.noft"
+    "z.f32\000.add.f64\000.min.u32\000"
+    ".min.s32\000.min.u64\000.min.s"
+    "64\000.min.f16\000.min.bf16\000.m"
+    "ax.u32\000.max.s32\000.max.u64"
+    "\000.max.s64\000.max.f16\000.max."
+    "bf16\000.inc.u32\000.dec.u32\000."
+    "and.b32\000.and.b64\000.or.b32"
+    "\000.or.b64\000.xor.b32\000.xor.b"
+    "64\000";
 inline constexpr char cp_reduce_async_bulk_to_global_forms0_opcode[] =
-    "\001\0004\000\001\000=\000\001\000F\000\001\000O\000\001\000^\000\001\000n\000"
-    "\001\000w\000\001\000\206\000\001\000\217\000\001\000\230\000\001\000\241\000\001\000\252\000"
-    "\001\000\263\000\001\000\274\000\001\000\306\000\001\000\317\000\001\000\330\000\001\000\341\000"
-    "\001\000\352\000\001\000\363\000\001\000\375\000\001\000\006\001\001\000\017\001\001\000\030\001"
-    "\001\000!\001\001\000)\001\001\0001\001\001\000:\001";
+    "\001\0004\000=\0004\000|\0004\000\277\0004\000\376\0004\000\001\000=\001"
+    "=\000=\001|\000=\001\277\000=\001\376\000=\001\001\000F\001=\000F\001"
+    "|\000F\001\277\000F\001\376\000F\001\001\000O\001=\000O\001|\000O\001"
+    "\277\000O\001\376\000O\001\001\000^\001=\000^\001|\000^\001\277\000^\001"
+    "\376\000^\001\001\000n\001\001\000w\001=\000n\001=\000w\001|\000n\001"
+    "|\000w\001\277\000n\001\277\000w\001\376\000n\001\376\000w\001\001\000\206\001"
+    "=\000\206\001|\000\206\001\277\000\206\001\376\000\206\001\001\000\217\001=\000\217\001"
+    "|\000\217\001\277\000\217\001\376\000\217\001\001\000\230\001=\000\230\001|\000\230\001"
+    "\277\000\230\001\376\000\230\001\001\000\241\001=\000\241\001|\000\241\001\277\000\241\001"
+    "\376\000\241\001\001\000\252\001=\000\252\001|\000\252\001\277\000\252\001\376\000\252\001"
+    "\001\000\263\001=\000\263\001|\000\263\001\277\000\263\001\376\000\263\001\001\000\274\001"
+    "=\000\274\001|\000\274\001\277\000\274\001\376\000\274\001\001\000\306\001=\000\306\001"
+    "|\000\306\001\277\000\306\001\376\000\306\001\001\000\317\001=\000\317\001|\000\317\001"
+    "\277\000\317\001\376\000\317\001\001\000\330\001=\000\330\001|\000\330\001\277\000\330\001"
+    "\376\000\330\001\001\000\341\001=\000\341\001|\000\341\001\277\000\341\001\376\000\341\001"
+    "\001\000\352\001=\000\352\001|\000\352\001\277\000\352\001\376\000\352\001\001\000\363\001"
+    "=\000\363\001|\000\363\001\277\000\363\001\376\000\363\001\001\000\375\001=\000\375\001"
+    "|\000\375\001\277\000\375\001\376\000\375\001\001\000\006\002=\000\006\002|\000\006\002"
+    "\277\000\006\002\376\000\006\002\001\000\017\002=\000\017\002|\000\017\002\277\000\017\002"
+    "\376\000\017\002\001\000\030\002=\000\030\002|\000\030\002\277\000\030\002\376\000\030\002"
+    "\001\000!\002=\000!\002|\000!\002\277\000!\002\376\000!\002\001\000)\002"
+    "=\000)\002|\000)\002\277\000)\002\376\000)\002\001\0001\002=\0001\002"
+    "|\0001\002\277\0001\002\376\0001\002\001\000:\002=\000:\002|\000:\002"
+    "\277\000:\002\376\000:\002";
 inline constexpr char cp_reduce_async_bulk_to_global_forms0_statement[] =
     "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
-    "\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size) {
@@ -567,27 +1037,63 @@ inline constexpr char cp_reduce_async_bulk_to_global_forms1_opcode_pieces[] =
     "\000cp.reduce.async.bulk.gl"
     "obal.shared::cta.bulk_gr"
     "oup.L2::cache_hint\000.add."
-    "u32\000.add.s32\000.add.u64\000.a"
-    "dd.noftz.f16\000.add.noftz."
-    "bf16\000.add.f32\000.add.noftz"
-    ".f32\000.add.f64\000.min.u32\000."
-    "min.s32\000.min.u64\000.min.s6"
-    "4\000.min.f16\000.min.bf16\000.ma"
-    "x.u32\000.max.s32\000.max.u64\000"
-    ".max.s64\000.max.f16\000.max.b"
-    "f16\000.inc.u32\000.dec.u32\000.a"
-    "nd.b32\000.and.b64\000.or.b32\000"
-    ".or.b64\000.xor.b32\000.xor.b6"
-    "4\000";
+    "u32\000cp.reduce.async.bulk"
+    ".relaxed.cta.global.shar"
+    "ed::cta.bulk_group.L2::c"
+    "ache_hint\000cp.reduce.asyn"
+    "c.bulk.relaxed.cluster.g"
+    "lobal.shared::cta.bulk_g"
+    "roup.L2::cache_hint\000cp.r"
+    "educe.async.bulk.relaxed"
+    ".gpu.global.shared::cta."
+    "bulk_group.L2::cache_hin"
+    "t\000cp.reduce.async.bulk.r"
+    "elaxed.sys.global.shared"
+    "::cta.bulk_group.L2::cac"
+    "he_hint\000.add.s32\000.add.u6"
+    "4\000.add.noftz.f16\000.add.no"
+    "ftz.bf16\000.add.f32\000.add.n"
+    "oftz.f32\000.add.f64\000.min.u"
+    "32\000.min.s32\000.min.u64\000.mi"
+    "n.s64\000.min.f16\000.min.bf16"
+    "\000.max.u32\000.max.s32\000.max."
+    "u64\000.max.s64\000.max.f16\000.m"
+    "ax.bf16\000.inc.u32\000.dec.u3"
+    "2\000.and.b32\000.and.b64\000.or."
+    "b32\000.or.b64\000.xor.b32\000.xo"
+    "r.b64\000";
 inline constexpr char cp_reduce_async_bulk_to_global_forms1_opcode[] =
-    "\001\000C\000\001\000L\000\001\000U\000\001\000^\000\001\000m\000\001\000}\000"
-    "\001\000\206\000\001\000\225\000\001\000\236\000\001\000\247\000\001\000\260\000\001\000\271\000"
-    "\001\000\302\000\001\000\313\000\001\000\325\000\001\000\336\000\001\000\347\000\001\000\360\000"
-    "\001\000\371\000\001\000\002\001\001\000\014\001\001\000\025\001\001\000\036\001\001\000'\001"
-    "\001\0000\001\001\0008\001\001\000@\001\001\000I\001";
+    "\001\000C\000L\000C\000\232\000C\000\354\000C\000:\001C\000\001\000\210\001"
+    "L\000\210\001\232\000\210\001\354\000\210\001:\001\210\001\001\000\221\001L\000\221\001"
+    "\232\000\221\001\354\000\221\001:\001\221\001\001\000\232\001L\000\232\001\232\000\232\001"
+    "\354\000\232\001:\001\232\001\001\000\251\001L\000\251\001\232\000\251\001\354\000\251\001"
+    ":\001\251\001\001\000\271\001\001\000\302\001L\000\271\001L\000\302\001\232\000\271\001"
+    "\232\000\302\001\354\000\271\001\354\000\302\001:\001\271\001:\001\302\001\001\000\321\001"
+    "L\000\321\001\232\000\321\001\354\000\321\001:\001\321\001\001\000\332\001L\000\332\001"
+    "\232\000\332\001\354\000\332\001:\001\332\001\001\000\343\001L\000\343\001\232\000\343\001"
+    "\354\000\343\001:\001\343\001\001\000\354\001L\000\354\001\232\000\354\001\354\000\354\001"
+    ":\001\354\001\001\000\365\001L\000\365\001\232\000\365\001\354\000\365\001:\001\365\001"
+    "\001\000\376\001L\000\376\001\232\000\376\001\354\000\376\001:\001\376\001\001\000\007\002"
+    "L\000\007\002\232\000\007\002\354\000\007\002:\001\007\002\001\000\021\002L\000\021\002"
+    "\232\000\021\002\354\000\021\002:\001\021\002\001\000\032\002L\000\032\002\232\000\032\002"
+    "\354\000\032\002:\001\032\002\001\000#\002L\000#\002\232\000#\002\354\000#\002"
+    ":\001#\002\001\000,\002L\000,\002\232\000,\002\354\000,\002:\001,\002"
+    "\001\0005\002L\0005\002\232\0005\002\354\0005\002:\0015\002\001\000>\002"
+    "L\000>\002\232\000>\002\354\000>\002:\001>\002\001\000H\002L\000H\002"
+    "\232\000H\002\354\000H\002:\001H\002\001\000Q\002L\000Q\002\232\000Q\002"
+    "\354\000Q\002:\001Q\002\001\000Z\002L\000Z\002\232\000Z\002\354\000Z\002"
+    ":\001Z\002\001\000c\002L\000c\002\232\000c\002\354\000c\002:\001c\002"
+    "\001\000l\002L\000l\002\232\000l\002\354\000l\002:\001l\002\001\000t\002"
+    "L\000t\002\232\000t\002\354\000t\002:\001t\002\001\000|\002L\000|\002"
+    "\232\000|\002\354\000|\002:\001|\002\001\000\205\002L\000\205\002\232\000\205\002"
+    "\354\000\205\002:\001\205\002";
 inline constexpr char cp_reduce_async_bulk_to_global_forms1_statement[] =
     "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
-    "\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, PtxgenA2 size, PtxgenA3 cache_policy) {

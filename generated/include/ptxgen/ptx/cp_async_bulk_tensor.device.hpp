@@ -39,8 +39,8 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_count_tensor(cp_async_bulk_tensor_
 }
 
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_tensor_type_cta_mask(cp_async_bulk_tensor_dim, cp_async_bulk_tensor_dst, cp_async_bulk_tensor_src, cp_async_bulk_tensor_load_mode, cp_async_bulk_tensor_completion, cp_async_bulk_tensor_multicast multicast, cp_async_bulk_tensor_cta_group, bool, cp_async_bulk_tensor_report, bool, cp_async_bulk_tensor_override_dims) {
-    if (const long long ptxgen_v = detail::entry("\010\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\010\010\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(multicast), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -97,13 +97,13 @@ PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_tensor_count_tensor(cp_reduce_asyn
 // parameters makes, once.
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint, cp_async_bulk_tensor_report PtxgenReport>
 struct cp_async_bulk_tensor_load_checks {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs_w))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenDst != cp_async_bulk_tensor_dst::dst_global) && (PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && !PtxgenCacheHint)),
                   "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
@@ -141,13 +141,13 @@ struct cp_async_bulk_tensor_load_im2col_checks {
 // parameters makes, once.
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_dst PtxgenDst, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_w_checks {
-    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((!((PtxgenDst != cp_async_bulk_tensor_dst::dst_global))) || (((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs_w))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenDst == cp_async_bulk_tensor_dst::dst_global))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenDst != cp_async_bulk_tensor_dst::dst_global),
                   "ptxgen: cp.async.bulk.tensor: operand dst_mem is only allowed when dst = {shared::cluster, shared::cta}");
@@ -166,20 +166,20 @@ struct cp_async_bulk_tensor_load_im2col_w_checks {
 // parameters makes, once.
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint, cp_async_bulk_tensor_report PtxgenReport>
 struct cp_async_bulk_tensor_load_multicast_checks {
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs_w))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
-    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast != cp_async_bulk_tensor_multicast::multicast_cluster) && !PtxgenCacheHint)),
+    static_assert((!((PtxgenReport != cp_async_bulk_tensor_report::none))) || (((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile) && (PtxgenMulticast == cp_async_bulk_tensor_multicast::none || PtxgenMulticast == cp_async_bulk_tensor_multicast::multicast_cluster_32b) && !PtxgenCacheHint)),
                   "ptxgen: cp.async.bulk.tensor: ptxgen offers the report modes on .tile loads without .L2::cache_hint, 16-bit .multicast::cluster or .override::global_address");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is required when load_mode = {im2col::w, im2col::w::128}");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}");
     static constexpr bool ok = true;
 };
 
@@ -205,7 +205,7 @@ struct cp_async_bulk_tensor_load_im2col_multicast_checks {
     static_assert((((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}");
     static constexpr bool ok = true;
 };
 
@@ -213,18 +213,18 @@ struct cp_async_bulk_tensor_load_im2col_multicast_checks {
 // parameters makes, once.
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, cp_async_bulk_tensor_multicast PtxgenMulticast, cp_async_bulk_tensor_cta_group PtxgenCtaGroup, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_load_im2col_w_multicast_checks {
-    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_no_offs_w))),
                   "ptxgen: cp.async.bulk.tensor: a load copies .global into shared memory with .mbarrier::complete_tx::bytes and a load mode");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
     static_assert((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_w is only allowed when load_mode = {im2col::w, im2col::w::128}");
     static_assert((PtxgenMulticast != cp_async_bulk_tensor_multicast::none),
-                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::32b}");
+                  "ptxgen: cp.async.bulk.tensor: operand cta_mask is only allowed when multicast = {multicast::cluster, multicast::cluster::16b, multicast::cluster::32b}");
     static constexpr bool ok = true;
 };
 
@@ -232,11 +232,11 @@ struct cp_async_bulk_tensor_load_im2col_w_multicast_checks {
 // parameters makes, once.
 template <cp_async_bulk_tensor_dim PtxgenDim, cp_async_bulk_tensor_load_mode PtxgenLoadMode, bool PtxgenCacheHint>
 struct cp_async_bulk_tensor_store_checks {
-    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_w && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_w_128))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert(!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col)),
                   "ptxgen: cp.async.bulk.tensor: operand im2col_offsets is required when load_mode = im2col");
@@ -264,8 +264,8 @@ template <cp_reduce_async_bulk_tensor_dim PtxgenDim, cp_reduce_async_bulk_tensor
 struct cp_reduce_async_bulk_tensor_checks {
     static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_reduce_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.reduce.async.bulk.tensor: .tile::scatter4 is 2d only");
-    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
-                  "ptxgen: cp.reduce.async.bulk.tensor: .im2col_no_offs needs 3d to 5d");
+    static_assert((!((PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs || PtxgenLoadMode == cp_reduce_async_bulk_tensor_load_mode::im2col_no_offs_w))) || (((PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_reduce_async_bulk_tensor_dim::dim_2d))),
+                  "ptxgen: cp.reduce.async.bulk.tensor: .im2col_no_offs and .im2col_no_offs::w need 3d to 5d");
     static constexpr bool ok = true;
 };
 
@@ -466,34 +466,34 @@ struct cp_async_bulk_tensor_load_forms0_table {
         "\000\000\000\001\016\000\001\034\000\000*\000\002+\000\002,\000\002-\000\002.\000"
         "\002/\000\0020\000\0018\000\0029\000\002:\000\002;\000\002<\000\002=\000"
         "\002>\000\001F\000\002G\000\002H\000\002I\000\002J\000\002K\000\002L\000"
-        "\003P\001\001^\001\001l\001\003z\001\002{\001\002|\001\002}\001\002~\001"
-        "\002\177\001\002\200\001\001\210\001\002\211\001\002\212\001\002\213\001\002\214\001\002\215\001"
-        "\002\216\001\001\226\001\002\227\001\002\230\001\002\231\001\002\232\001\002\233\001\002\234\001"
-        "\000\360\003\001\376\003\001\014\004\000\032\004\002\033\004\002\034\004\002\035\004\002\036\004"
-        "\002\037\004\002 \004\001(\004\002)\004\002*\004\002+\004\002,\004\002-\004"
-        "\002.\004\0016\004\0027\004\0028\004\0029\004\002:\004\002;\004\002<\004"
-        "\001D\004\001R\004\001`\004\003@\005\001N\005\001\\\005\003j\005\002k\005"
-        "\002l\005\002m\005\002n\005\002o\005\002p\005\001x\005\002y\005\002z\005"
-        "\002{\005\002|\005\002}\005\002~\005\001\206\005\002\207\005\002\210\005\002\211\005"
-        "\002\212\005\002\213\005\002\214\005\004\224\005\001\242\005\001\260\005\000\340\007\001\356\007"
-        "\001\374\007\000\012\010\002\013\010\002\014\010\002\015\010\002\016\010\002\017\010\002\020\010"
-        "\001\030\010\002\031\010\002\032\010\002\033\010\002\034\010\002\035\010\002\036\010\001&\010"
-        "\002'\010\002(\010\002)\010\002*\010\002+\010\002,\010\0030\011\001>\011"
-        "\001L\011\003Z\011\002[\011\002\\\011\002]\011\002^\011\002_\011\002`\011"
-        "\001h\011\002i\011\002j\011\002k\011\002l\011\002m\011\002n\011\001v\011"
-        "\002w\011\002x\011\002y\011\002z\011\002{\011\002|\011\000\320\013\001\336\013"
-        "\001\354\013\000\372\013\002\373\013\002\374\013\002\375\013\002\376\013\002\377\013\002\000\014"
-        "\001\010\014\002\011\014\002\012\014\002\013\014\002\014\014\002\015\014\002\016\014\001\026\014"
-        "\002\027\014\002\030\014\002\031\014\002\032\014\002\033\014\002\034\014\003 \015\001.\015"
-        "\001<\015\003J\015\002K\015\002L\015\002M\015\002N\015\002O\015\002P\015"
-        "\001X\015\002Y\015\002Z\015\002[\015\002\\\015\002]\015\002^\015\001f\015"
-        "\002g\015\002h\015\002i\015\002j\015\002k\015\002l\015\000\300\017\001\316\017"
-        "\001\334\017\000\352\017\002\353\017\002\354\017\002\355\017\002\356\017\002\357\017\002\360\017"
-        "\001\370\017\002\371\017\002\372\017\002\373\017\002\374\017\002\375\017\002\376\017\001\006\020"
-        "\002\007\020\002\010\020\002\011\020\002\012\020\002\013\020\002\014\020\003\020\021\001\036\021"
-        "\001,\021\003:\021\002;\021\002<\021\002=\021\002>\021\002\?\021\002@\021"
-        "\001H\021\002I\021\002J\021\002K\021\002L\021\002M\021\002N\021\001V\021"
-        "\002W\021\002X\021\002Y\021\002Z\021\002[\021\002\\\021";
+        "\003z\001\001\210\001\001\226\001\003\244\001\002\245\001\002\246\001\002\247\001\002\250\001"
+        "\002\251\001\002\252\001\001\262\001\002\263\001\002\264\001\002\265\001\002\266\001\002\267\001"
+        "\002\270\001\001\300\001\002\301\001\002\302\001\002\303\001\002\304\001\002\305\001\002\306\001"
+        "\000n\004\001|\004\001\212\004\000\230\004\002\231\004\002\232\004\002\233\004\002\234\004"
+        "\002\235\004\002\236\004\001\246\004\002\247\004\002\250\004\002\251\004\002\252\004\002\253\004"
+        "\002\254\004\001\264\004\002\265\004\002\266\004\002\267\004\002\270\004\002\271\004\002\272\004"
+        "\001\302\004\001\320\004\001\336\004\003\350\005\001\366\005\001\004\006\003\022\006\002\023\006"
+        "\002\024\006\002\025\006\002\026\006\002\027\006\002\030\006\001 \006\002!\006\002\"\006"
+        "\002#\006\002$\006\002%\006\002&\006\001.\006\002/\006\0020\006\0021\006"
+        "\0022\006\0023\006\0024\006\004<\006\001J\006\001X\006\000\334\010\001\352\010"
+        "\001\370\010\000\006\011\002\007\011\002\010\011\002\011\011\002\012\011\002\013\011\002\014\011"
+        "\001\024\011\002\025\011\002\026\011\002\027\011\002\030\011\002\031\011\002\032\011\001\"\011"
+        "\002#\011\002$\011\002%\011\002&\011\002'\011\002(\011\003V\012\001d\012"
+        "\001r\012\003\200\012\002\201\012\002\202\012\002\203\012\002\204\012\002\205\012\002\206\012"
+        "\001\216\012\002\217\012\002\220\012\002\221\012\002\222\012\002\223\012\002\224\012\001\234\012"
+        "\002\235\012\002\236\012\002\237\012\002\240\012\002\241\012\002\242\012\000J\015\001X\015"
+        "\001f\015\000t\015\002u\015\002v\015\002w\015\002x\015\002y\015\002z\015"
+        "\001\202\015\002\203\015\002\204\015\002\205\015\002\206\015\002\207\015\002\210\015\001\220\015"
+        "\002\221\015\002\222\015\002\223\015\002\224\015\002\225\015\002\226\015\003\304\016\001\322\016"
+        "\001\340\016\003\356\016\002\357\016\002\360\016\002\361\016\002\362\016\002\363\016\002\364\016"
+        "\001\374\016\002\375\016\002\376\016\002\377\016\002\000\017\002\001\017\002\002\017\001\012\017"
+        "\002\013\017\002\014\017\002\015\017\002\016\017\002\017\017\002\020\017\000\270\021\001\306\021"
+        "\001\324\021\000\342\021\002\343\021\002\344\021\002\345\021\002\346\021\002\347\021\002\350\021"
+        "\001\360\021\002\361\021\002\362\021\002\363\021\002\364\021\002\365\021\002\366\021\001\376\021"
+        "\002\377\021\002\000\022\002\001\022\002\002\022\002\003\022\002\004\022\0032\023\001@\023"
+        "\001N\023\003\\\023\002]\023\002^\023\002_\023\002`\023\002a\023\002b\023"
+        "\001j\023\002k\023\002l\023\002m\023\002n\023\002o\023\002p\023\001x\023"
+        "\002y\023\002z\023\002{\023\002|\023\002}\023\002~\023";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
@@ -523,7 +523,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms0(PtxgenA0 dst_mem, Ptxgen
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
@@ -541,7 +541,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     ::ptxgen::ptx::shared_address mbar
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 9, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -569,15 +569,15 @@ namespace detail {
 struct cp_async_bulk_tensor_load_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\007\000\001\025\000\001#\000\0001\000\001\?\000\001M\000\002W\001\001e\001"
-        "\001s\001\002\201\001\001\217\001\001\235\001\000\367\003\001\005\004\001\023\004\000!\004"
-        "\001/\004\001=\004\001K\004\001Y\004\001g\004\002G\005\001U\005\001c\005"
-        "\002q\005\001\177\005\001\215\005\003\233\005\001\251\005\001\267\005\000\347\007\001\365\007"
-        "\001\003\010\000\021\010\001\037\010\001-\010\0027\011\001E\011\001S\011\002a\011"
-        "\001o\011\001}\011\000\327\013\001\345\013\001\363\013\000\001\014\001\017\014\001\035\014"
-        "\002'\015\0015\015\001C\015\002Q\015\001_\015\001m\015\000\307\017\001\325\017"
-        "\001\343\017\000\361\017\001\377\017\001\015\020\002\027\021\001%\021\0013\021\002A\021"
-        "\001O\021\001]\021";
+        "\000\007\000\001\025\000\001#\000\0001\000\001\?\000\001M\000\002\201\001\001\217\001"
+        "\001\235\001\002\253\001\001\271\001\001\307\001\000u\004\001\203\004\001\221\004\000\237\004"
+        "\001\255\004\001\273\004\001\311\004\001\327\004\001\345\004\002\357\005\001\375\005\001\013\006"
+        "\002\031\006\001'\006\0015\006\003C\006\001Q\006\001_\006\000\343\010\001\361\010"
+        "\001\377\010\000\015\011\001\033\011\001)\011\002]\012\001k\012\001y\012\002\207\012"
+        "\001\225\012\001\243\012\000Q\015\001_\015\001m\015\000{\015\001\211\015\001\227\015"
+        "\002\313\016\001\331\016\001\347\016\002\365\016\001\003\017\001\021\017\000\277\021\001\315\021"
+        "\001\333\021\000\351\021\001\367\021\001\005\022\0029\023\001G\023\001U\023\002c\023"
+        "\001q\023\001\177\023";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
@@ -605,7 +605,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_forms1(PtxgenA0 dst_mem, Ptxgen
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
@@ -625,7 +625,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 9, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(PtxgenCacheHint,
@@ -811,11 +811,11 @@ namespace detail {
 struct cp_async_bulk_tensor_load_im2col_w_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\0008\001\000:\001\000<\001\000>\001\000@\001\000B\001\001h\001\000j\001"
-        "\000l\001\000n\001\000p\001\000r\001\000\310\001\000\312\001\000\314\001\000\316\001"
-        "\000\320\001\000\322\001\001\370\001\000\372\001\000\374\001\000\376\001\000\000\002\000\002\002"
-        "\000X\002\000Z\002\000\\\002\000^\002\000`\002\000b\002\001\210\002\000\212\002"
-        "\000\214\002\000\216\002\000\220\002\000\222\002";
+        "\000\\\001\000^\001\000`\001\000b\001\000d\001\000f\001\001\222\001\000\224\001"
+        "\000\226\001\000\230\001\000\232\001\000\234\001\000\376\001\000\000\002\000\002\002\000\004\002"
+        "\000\006\002\000\010\002\0014\002\0006\002\0008\002\000:\002\000<\002\000>\002"
+        "\000\240\002\000\242\002\000\244\002\000\246\002\000\250\002\000\252\002\001\326\002\000\330\002"
+        "\000\332\002\000\334\002\000\336\002\000\340\002";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
         {0x1fffff00ull, 1000, 86},
@@ -839,7 +839,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms0(PtxgenA0 dst_me
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -858,7 +858,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     const PtxgenElem1 (&im2col_w)[PtxgenLength1]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 9, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_w_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -889,11 +889,11 @@ namespace detail {
 struct cp_async_bulk_tensor_load_im2col_w_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\0009\001\000;\001\000=\001\000\?\001\000A\001\000C\001\001i\001\000k\001"
-        "\000m\001\000o\001\000q\001\000s\001\000\311\001\000\313\001\000\315\001\000\317\001"
-        "\000\321\001\000\323\001\001\371\001\000\373\001\000\375\001\000\377\001\000\001\002\000\003\002"
-        "\000Y\002\000[\002\000]\002\000_\002\000a\002\000c\002\001\211\002\000\213\002"
-        "\000\215\002\000\217\002\000\221\002\000\223\002";
+        "\000]\001\000_\001\000a\001\000c\001\000e\001\000g\001\001\223\001\000\225\001"
+        "\000\227\001\000\231\001\000\233\001\000\235\001\000\377\001\000\001\002\000\003\002\000\005\002"
+        "\000\007\002\000\011\002\0015\002\0007\002\0009\002\000;\002\000=\002\000\?\002"
+        "\000\241\002\000\243\002\000\245\002\000\247\002\000\251\002\000\253\002\001\327\002\000\331\002"
+        "\000\333\002\000\335\002\000\337\002\000\341\002";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
         {0x1fffff00ull, 1000, 86},
@@ -917,7 +917,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_forms1(PtxgenA0 dst_me
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenDst: dst (shared::cluster, shared::cta, global).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -938,7 +938,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenDst)), 9, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_w_checks<PtxgenDim, PtxgenDst, PtxgenLoadMode, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -967,40 +967,48 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w(detail::host_arg, deta
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 156 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
+// The 189 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_multicast_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000*\000\0018\000\001F\000\002T\000\002b\000\002p\000\000\250\000\001\266\000"
-        "\001\304\000\002\322\000\002\323\000\002\324\000\002\325\000\002\326\000\002\327\000\002\330\000"
-        "\002\340\000\002\341\000\002\342\000\002\343\000\002\344\000\002\345\000\002\346\000\002\356\000"
-        "\002\357\000\002\360\000\002\361\000\002\362\000\002\363\000\002\364\000\000\032\004\001(\004"
-        "\0016\004\002D\004\002R\004\002`\004\000\230\004\001\246\004\001\264\004\002\302\004"
-        "\002\303\004\002\304\004\002\305\004\002\306\004\002\307\004\002\310\004\002\320\004\002\321\004"
-        "\002\322\004\002\323\004\002\324\004\002\325\004\002\326\004\002\336\004\002\337\004\002\340\004"
-        "\002\341\004\002\342\004\002\343\004\002\344\004\001\026\005\001$\005\0012\005\002@\005"
-        "\002N\005\002\\\005\000\012\010\001\030\010\001&\010\0024\010\002B\010\002P\010"
-        "\000\210\010\001\226\010\001\244\010\002\262\010\002\263\010\002\264\010\002\265\010\002\266\010"
-        "\002\267\010\002\270\010\002\300\010\002\301\010\002\302\010\002\303\010\002\304\010\002\305\010"
-        "\002\306\010\002\316\010\002\317\010\002\320\010\002\321\010\002\322\010\002\323\010\002\324\010"
-        "\000\372\013\001\010\014\001\026\014\002$\014\0022\014\002@\014\000x\014\001\206\014"
-        "\001\224\014\002\242\014\002\243\014\002\244\014\002\245\014\002\246\014\002\247\014\002\250\014"
-        "\002\260\014\002\261\014\002\262\014\002\263\014\002\264\014\002\265\014\002\266\014\002\276\014"
-        "\002\277\014\002\300\014\002\301\014\002\302\014\002\303\014\002\304\014\000\352\017\001\370\017"
-        "\001\006\020\002\024\020\002\"\020\0020\020\000h\020\001v\020\001\204\020\002\222\020"
-        "\002\223\020\002\224\020\002\225\020\002\226\020\002\227\020\002\230\020\002\240\020\002\241\020"
-        "\002\242\020\002\243\020\002\244\020\002\245\020\002\246\020\002\256\020\002\257\020\002\260\020"
-        "\002\261\020\002\262\020\002\263\020\002\264\020";
+        "\000*\000\0018\000\001F\000\002T\000\003b\000\003p\000\004~\000\004\214\000"
+        "\004\232\000\000\322\000\001\340\000\001\356\000\002\374\000\003\012\001\003\030\001\004&\001"
+        "\004'\001\004(\001\004)\001\004*\001\004+\001\004,\001\0044\001\0045\001"
+        "\0046\001\0047\001\0048\001\0049\001\004:\001\004B\001\004C\001\004D\001"
+        "\004E\001\004F\001\004G\001\004H\001\000\022\006\001 \006\001.\006\002<\006"
+        "\003J\006\003X\006\004f\006\004t\006\004\202\006\000\272\006\001\310\006\001\326\006"
+        "\002\344\006\003\362\006\003\000\007\004\016\007\004\017\007\004\020\007\004\021\007\004\022\007"
+        "\004\023\007\004\024\007\004\034\007\004\035\007\004\036\007\004\037\007\004 \007\004!\007"
+        "\004\"\007\004*\007\004+\007\004,\007\004-\007\004.\007\004/\007\0040\007"
+        "\001b\007\001p\007\001~\007\003\214\007\003\232\007\003\250\007\004\266\007\004\304\007"
+        "\004\322\007\000\372\013\001\010\014\001\026\014\002$\014\0032\014\003@\014\004N\014"
+        "\004\\\014\004j\014\000\242\014\001\260\014\001\276\014\002\314\014\003\332\014\003\350\014"
+        "\004\366\014\004\367\014\004\370\014\004\371\014\004\372\014\004\373\014\004\374\014\004\004\015"
+        "\004\005\015\004\006\015\004\007\015\004\010\015\004\011\015\004\012\015\004\022\015\004\023\015"
+        "\004\024\015\004\025\015\004\026\015\004\027\015\004\030\015\000\342\021\001\360\021\001\376\021"
+        "\002\014\022\003\032\022\003(\022\0046\022\004D\022\004R\022\000\212\022\001\230\022"
+        "\001\246\022\002\264\022\003\302\022\003\320\022\004\336\022\004\337\022\004\340\022\004\341\022"
+        "\004\342\022\004\343\022\004\344\022\004\354\022\004\355\022\004\356\022\004\357\022\004\360\022"
+        "\004\361\022\004\362\022\004\372\022\004\373\022\004\374\022\004\375\022\004\376\022\004\377\022"
+        "\004\000\023\000\312\027\001\330\027\001\346\027\002\364\027\003\002\030\003\020\030\004\036\030"
+        "\004,\030\004:\030\000r\030\001\200\030\001\216\030\002\234\030\003\252\030\003\270\030"
+        "\004\306\030\004\307\030\004\310\030\004\311\030\004\312\030\004\313\030\004\314\030\004\324\030"
+        "\004\325\030\004\326\030\004\327\030\004\330\030\004\331\030\004\332\030\004\342\030\004\343\030"
+        "\004\344\030\004\345\030\004\346\030\004\347\030\004\350\030";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 94},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1017,8 +1025,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms0(PtxgenA0 dst_m
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
@@ -1038,7 +1046,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -1060,29 +1068,37 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 66 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
+// The 99 forms of cp_async_bulk_tensor_load_multicast: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_multicast_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\0001\000\001\?\000\001M\000\002[\000\002i\000\002w\000\000\257\000\001\275\000"
-        "\001\313\000\002\331\000\002\347\000\002\365\000\000!\004\001/\004\001=\004\002K\004"
-        "\002Y\004\002g\004\000\237\004\001\255\004\001\273\004\002\311\004\002\327\004\002\345\004"
-        "\001\035\005\001+\005\0019\005\002G\005\002U\005\002c\005\000\021\010\001\037\010"
-        "\001-\010\002;\010\002I\010\002W\010\000\217\010\001\235\010\001\253\010\002\271\010"
-        "\002\307\010\002\325\010\000\001\014\001\017\014\001\035\014\002+\014\0029\014\002G\014"
-        "\000\177\014\001\215\014\001\233\014\002\251\014\002\267\014\002\305\014\000\361\017\001\377\017"
-        "\001\015\020\002\033\020\002)\020\0027\020\000o\020\001}\020\001\213\020\002\231\020"
-        "\002\247\020\002\265\020";
+        "\0001\000\001\?\000\001M\000\002[\000\003i\000\003w\000\004\205\000\004\223\000"
+        "\004\241\000\000\331\000\001\347\000\001\365\000\002\003\001\003\021\001\003\037\001\004-\001"
+        "\004;\001\004I\001\000\031\006\001'\006\0015\006\002C\006\003Q\006\003_\006"
+        "\004m\006\004{\006\004\211\006\000\301\006\001\317\006\001\335\006\002\353\006\003\371\006"
+        "\003\007\007\004\025\007\004#\007\0041\007\001i\007\001w\007\001\205\007\003\223\007"
+        "\003\241\007\003\257\007\004\275\007\004\313\007\004\331\007\000\001\014\001\017\014\001\035\014"
+        "\002+\014\0039\014\003G\014\004U\014\004c\014\004q\014\000\251\014\001\267\014"
+        "\001\305\014\002\323\014\003\341\014\003\357\014\004\375\014\004\013\015\004\031\015\000\351\021"
+        "\001\367\021\001\005\022\002\023\022\003!\022\003/\022\004=\022\004K\022\004Y\022"
+        "\000\221\022\001\237\022\001\255\022\002\273\022\003\311\022\003\327\022\004\345\022\004\363\022"
+        "\004\001\023\000\321\027\001\337\027\001\355\027\002\373\027\003\011\030\003\027\030\004%\030"
+        "\0043\030\004A\030\000y\030\001\207\030\001\225\030\002\243\030\003\261\030\003\277\030"
+        "\004\315\030\004\333\030\004\351\030";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 94},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1099,8 +1115,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast_forms1(PtxgenA0 dst_m
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  *   PtxgenReport: report (none, mbarrier::report::disabled, mbarrier::report::validity::per_16bytes::8, mbarrier::report::validity::per_16bytes::80, mbarrier::report::validity::per_16bytes::8000, mbarrier::report::validity::per_16bytes::80000000, mbarrier::report::validity::per_element::ff). how the load reports to the mbarrier (PTX ISA 9.4, sm_107); left out, the complete-tx of the bytes only
@@ -1122,7 +1138,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0)), 7, static_cast<long long>(PtxgenReport))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, PtxgenReport>::ok);
     static_assert(PtxgenCacheHint,
@@ -1391,22 +1407,27 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_override_dim_stride(detail::hos
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
+// The 27 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_im2col_multicast_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000*\001,\001.\0020\0022\0024\000<\001>\001@\002B\002D\002F"
-        "\000N\001P\001R\002T\002V\002X";
+        "\0006\0018\001:\002<\003>\003@\004B\004D\004F\000N\001P\001R"
+        "\002T\003V\003X\004Z\004\\\004^\000f\001h\001j\002l\003n\003p"
+        "\004r\004t\004v";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 94},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1423,7 +1444,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms0(PtxgenA
  * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1444,7 +1465,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, cp_async_bulk_tensor_load_mode::im2col, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_multicast_checks<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -1469,22 +1490,27 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
+// The 27 forms of cp_async_bulk_tensor_load_im2col_multicast: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_im2col_multicast_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000+\001-\001/\0021\0023\0025\000=\001\?\001A\002C\002E\002G"
-        "\000O\001Q\001S\002U\002W\002Y";
+        "\0007\0019\001;\002=\003\?\003A\004C\004E\004G\000O\001Q\001S"
+        "\002U\003W\003Y\004[\004]\004_\000g\001i\001k\002m\003o\003q"
+        "\004s\004u\004w";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0x1fffffc0ull, 900, 94},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1501,7 +1527,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast_forms1(PtxgenA
  * Fixed by this wrapper: dst = shared::cluster, src = global, load_mode = im2col, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1524,7 +1550,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_multicast_checks<PtxgenDim, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -1553,23 +1579,27 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
+// The 54 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000n\001\000p\001\000r\001\001t\001\001v\001\001x\001\000\200\001\000\202\001"
-        "\000\204\001\001\206\001\001\210\001\001\212\001\000\376\001\000\000\002\000\002\002\001\004\002"
-        "\001\006\002\001\010\002\000\020\002\000\022\002\000\024\002\001\026\002\001\030\002\001\032\002"
-        "\000\216\002\000\220\002\000\222\002\001\224\002\001\226\002\001\230\002\000\240\002\000\242\002"
-        "\000\244\002\001\246\002\001\250\002\001\252\002";
+        "\000\026\002\000\030\002\000\032\002\001\034\002\001\036\002\001 \002\002\"\002\002$\002"
+        "\002&\002\000.\002\0000\002\0002\002\0014\002\0016\002\0018\002\002:\002"
+        "\002<\002\002>\002\000\356\002\000\360\002\000\362\002\001\364\002\001\366\002\001\370\002"
+        "\002\372\002\002\374\002\002\376\002\000\006\003\000\010\003\000\012\003\001\014\003\001\016\003"
+        "\001\020\003\002\022\003\002\024\003\002\026\003\000\306\003\000\310\003\000\312\003\001\314\003"
+        "\001\316\003\001\320\003\002\322\003\002\324\003\002\326\003\000\336\003\000\340\003\000\342\003"
+        "\001\344\003\001\346\003\001\350\003\002\352\003\002\354\003\002\356\003";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1586,8 +1616,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms0(Ptxge
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1608,7 +1638,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     detail::reg_t<detail::cp_async_bulk_tensor_type_cta_mask(PtxgenDim, cp_async_bulk_tensor_dst::shared_cluster, cp_async_bulk_tensor_src::src_global, PtxgenLoadMode, cp_async_bulk_tensor_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint, cp_async_bulk_tensor_report::none, false, cp_async_bulk_tensor_override_dims::none)> cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_w_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -1633,23 +1663,27 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 36 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
+// The 54 forms of cp_async_bulk_tensor_load_im2col_w_multicast: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000o\001\000q\001\000s\001\001u\001\001w\001\001y\001\000\201\001\000\203\001"
-        "\000\205\001\001\207\001\001\211\001\001\213\001\000\377\001\000\001\002\000\003\002\001\005\002"
-        "\001\007\002\001\011\002\000\021\002\000\023\002\000\025\002\001\027\002\001\031\002\001\033\002"
-        "\000\217\002\000\221\002\000\223\002\001\225\002\001\227\002\001\231\002\000\241\002\000\243\002"
-        "\000\245\002\001\247\002\001\251\002\001\253\002";
+        "\000\027\002\000\031\002\000\033\002\001\035\002\001\037\002\001!\002\002#\002\002%\002"
+        "\002'\002\000/\002\0001\002\0003\002\0015\002\0017\002\0019\002\002;\002"
+        "\002=\002\002\?\002\000\357\002\000\361\002\000\363\002\001\365\002\001\367\002\001\371\002"
+        "\002\373\002\002\375\002\002\377\002\000\007\003\000\011\003\000\013\003\001\015\003\001\017\003"
+        "\001\021\003\002\023\003\002\025\003\002\027\003\000\307\003\000\311\003\000\313\003\001\315\003"
+        "\001\317\003\001\321\003\002\323\003\002\325\003\002\327\003\000\337\003\000\341\003\000\343\003"
+        "\001\345\003\001\347\003\001\351\003\002\353\003\002\355\003\002\357\003";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0x6db600ull, 0, 94},
         {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
@@ -1666,8 +1700,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast_forms1(Ptxge
  * Fixed by this wrapper: dst = shared::cluster, src = global, completion = mbarrier::complete_tx::bytes, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
- *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenMulticast: multicast (none, multicast::cluster, multicast::cluster::16b, multicast::cluster::32b). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  *   PtxgenCtaGroup: cta_group (none, cta_group::1, cta_group::2).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
@@ -1690,7 +1724,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 3, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_load_im2col_w_multicast_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 4, static_cast<long long>(PtxgenMulticast)), 3, static_cast<long long>(PtxgenCtaGroup)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_load_im2col_w_multicast_checks<PtxgenDim, PtxgenLoadMode, PtxgenMulticast, PtxgenCtaGroup, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -1719,21 +1753,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_load_im2col_w_multicast(detail::host
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
+// The 17 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_store_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\002\000\020\000\022\001\034\000 \000\"\000.\0000\0002\000>\000@"
-        "\000B\000N";
+        "\000\000\000\002\000\022\000\024\001\036\000$\000&\0002\0024\0006\0008\000D"
+        "\002F\000H\000J\000V\002X";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
@@ -1749,7 +1785,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms0(PtxgenA0 tensor_map, co
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
@@ -1763,7 +1799,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_store_checks<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -1785,21 +1821,23 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 14 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
+// The 17 forms of cp_async_bulk_tensor_store: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_async_bulk_tensor_store_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\001\000\003\000\021\000\023\001\035\000!\000#\000/\0001\0003\000\?\000A"
-        "\000C\000O";
+        "\000\001\000\003\000\023\000\025\001\037\000%\000'\0003\0025\0007\0009\000E"
+        "\002G\000I\000K\000W\002Y";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
@@ -1815,7 +1853,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_forms1(PtxgenA0 tensor_map, co
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, report = none, override = false, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
@@ -1831,7 +1869,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_async_bulk_tensor_store_checks<PtxgenDim, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -1863,7 +1901,7 @@ namespace detail {
 struct cp_async_bulk_tensor_store_override_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\001\000\011\000\016\000\021\000\031\000!";
+        "\000\001\000\012\000\017\000\023\000\034\000%";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
     };
@@ -1884,7 +1922,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override_forms0(PtxgenA0 tenso
  * Fixed by this wrapper: dst = global, src = shared::cta, completion = bulk_group, multicast = none, cta_group = none, cache_hint = false, report = none, override = true, override_dims = none.
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
- *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs). the load mode (.tile when left out); loads and stores have their own modes
+ *   PtxgenLoadMode: load_mode (none, tile, tile::gather4, im2col, im2col::w, im2col::w::128, tile::scatter4, im2col_no_offs, im2col_no_offs::w). the load mode (.tile when left out); loads and stores have their own modes
  * Operands:
  *   tensor: [tensorMap, tensorCoords]: the generic address of the 64-byte-aligned CUtensorMap and the coordinates
  *   global_address: the global address that replaces the tensor map's (written [tensorMap, globalAddress, tensorCoords])
@@ -1899,13 +1937,13 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_tensor_store_override(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_override_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenLoadMode))>;
+    using ptxgen_f = detail::form_of<detail::cp_async_bulk_tensor_store_override_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 9, static_cast<long long>(PtxgenLoadMode))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
-    static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::none || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))),
+    static_assert((((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_w && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::im2col_w_128))),
                   "ptxgen: cp.async.bulk.tensor: a store copies .shared::cta to .global with .bulk_group, a store mode, no multicast or CTA group");
     static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_gather4 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim == cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: .tile::gather4 and .tile::scatter4 are 2d only");
-    static_assert((!((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_w_128 || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::im2col_no_offs))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
+    static_assert((!((PtxgenLoadMode != cp_async_bulk_tensor_load_mode::none && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_gather4 && PtxgenLoadMode != cp_async_bulk_tensor_load_mode::tile_scatter4))) || (((PtxgenDim != cp_async_bulk_tensor_dim::dim_1d && PtxgenDim != cp_async_bulk_tensor_dim::dim_2d))),
                   "ptxgen: cp.async.bulk.tensor: the im2col modes need 3d to 5d");
     static_assert((((PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile || PtxgenLoadMode == cp_async_bulk_tensor_load_mode::tile_scatter4))),
                   "ptxgen: cp.async.bulk.tensor: ptxgen offers .override::global_address on .tile loads and .tile / .tile::scatter4 stores without multicast or .L2::cache_hint");
@@ -2671,33 +2709,38 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_prefetch_tensor_im2col_w(detail::host_arg, 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
+// The 136 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_reduce_async_bulk_tensor_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\002\000\000\010\000\000\012\000\000\020\000\000\022\000\000\030\000\000\032\000"
-        "\000 \000\000\"\000\000(\000\000*\000\0000\000\0002\000\0008\000\000:\000"
-        "\000@\000\000B\000\001F\000\000H\000\000J\000\001N\000\000P\000\000R\000"
-        "\001V\000\000X\000\000Z\000\001^\000\000`\000\000b\000\001f\000\000h\000"
-        "\000j\000\001n\000\000p\000\000r\000\001v\000\000x\000\000z\000\001~\000"
-        "\000\200\000\000\202\000\000\204\000\000\210\000\000\212\000\000\214\000\000\220\000\000\222\000"
-        "\000\224\000\000\230\000\000\232\000\000\234\000\000\240\000\000\242\000\000\244\000\000\250\000"
-        "\000\252\000\000\254\000\000\260\000\000\262\000\000\264\000\000\270\000\000\272\000\000\274\000"
-        "\000\300\000\000\302\000\000\304\000\000\310\000\000\312\000\000\314\000\000\320\000\000\322\000"
-        "\000\324\000\000\330\000\000\332\000\000\334\000\000\340\000\000\342\000\000\344\000\000\350\000"
-        "\000\352\000\000\354\000\000\360\000\000\362\000\000\364\000\000\370\000\000\372\000\000\374\000"
-        "\000\000\001\000\002\001\000\004\001\000\010\001\000\012\001\000\014\001\000\020\001\000\022\001"
-        "\000\024\001\000\030\001\000\032\001\000\034\001\000 \001\000\"\001\000$\001\000(\001"
-        "\000*\001\000,\001\0000\001\0002\001\0004\001\0008\001\000:\001\000<\001";
+        "\000\000\000\000\002\000\000\012\000\000\014\000\000\024\000\000\026\000\000\036\000\000 \000"
+        "\000(\000\000*\000\0002\000\0004\000\000<\000\000>\000\000F\000\000H\000"
+        "\000P\000\000R\000\001V\000\000Z\000\000\\\000\001`\000\000d\000\000f\000"
+        "\001j\000\000n\000\000p\000\001t\000\000x\000\000z\000\001~\000\000\202\000"
+        "\000\204\000\001\210\000\000\214\000\000\216\000\001\222\000\000\226\000\000\230\000\001\234\000"
+        "\000\240\000\000\242\000\000\244\000\002\250\000\000\252\000\000\254\000\000\256\000\002\262\000"
+        "\000\264\000\000\266\000\000\270\000\002\274\000\000\276\000\000\300\000\000\302\000\002\306\000"
+        "\000\310\000\000\312\000\000\314\000\002\320\000\000\322\000\000\324\000\000\326\000\002\332\000"
+        "\000\334\000\000\336\000\000\340\000\002\344\000\000\346\000\000\350\000\000\352\000\002\356\000"
+        "\000\360\000\000\362\000\000\364\000\002\370\000\000\372\000\000\374\000\000\376\000\002\002\001"
+        "\000\004\001\000\006\001\000\010\001\002\014\001\000\016\001\000\020\001\000\022\001\002\026\001"
+        "\000\030\001\000\032\001\000\034\001\002 \001\000\"\001\000$\001\000&\001\002*\001"
+        "\000,\001\000.\001\0000\001\0024\001\0006\001\0008\001\000:\001\002>\001"
+        "\000@\001\000B\001\000D\001\002H\001\000J\001\000L\001\000N\001\002R\001"
+        "\000T\001\000V\001\000X\001\002\\\001\000^\001\000`\001\000b\001\002f\001"
+        "\000h\001\000j\001\000l\001\002p\001\000r\001\000t\001\000v\001\002z\001"
+        "\000|\001\000~\001\000\200\001\002\204\001\000\206\001\000\210\001\000\212\001\002\216\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
@@ -2714,7 +2757,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms0(PtxgenA0 tensor_map, c
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
- *   PtxgenLoadMode: load_mode (none, tile, im2col_no_offs, tile::scatter4).
+ *   PtxgenLoadMode: load_mode (none, tile, im2col_no_offs, tile::scatter4, im2col_no_offs::w).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
  *   tensor: [tensorMap, tensorCoords]
@@ -2728,7 +2771,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     ::ptxgen::ptx::shared_address src_mem
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 5, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_reduce_async_bulk_tensor_checks<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -2750,33 +2793,38 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 112 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
+// The 136 forms of cp_reduce_async_bulk_tensor: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cp_reduce_async_bulk_tensor_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\001\000\000\003\000\000\011\000\000\013\000\000\021\000\000\023\000\000\031\000\000\033\000"
-        "\000!\000\000#\000\000)\000\000+\000\0001\000\0003\000\0009\000\000;\000"
-        "\000A\000\000C\000\001G\000\000I\000\000K\000\001O\000\000Q\000\000S\000"
-        "\001W\000\000Y\000\000[\000\001_\000\000a\000\000c\000\001g\000\000i\000"
-        "\000k\000\001o\000\000q\000\000s\000\001w\000\000y\000\000{\000\001\177\000"
-        "\000\201\000\000\203\000\000\205\000\000\211\000\000\213\000\000\215\000\000\221\000\000\223\000"
-        "\000\225\000\000\231\000\000\233\000\000\235\000\000\241\000\000\243\000\000\245\000\000\251\000"
-        "\000\253\000\000\255\000\000\261\000\000\263\000\000\265\000\000\271\000\000\273\000\000\275\000"
-        "\000\301\000\000\303\000\000\305\000\000\311\000\000\313\000\000\315\000\000\321\000\000\323\000"
-        "\000\325\000\000\331\000\000\333\000\000\335\000\000\341\000\000\343\000\000\345\000\000\351\000"
-        "\000\353\000\000\355\000\000\361\000\000\363\000\000\365\000\000\371\000\000\373\000\000\375\000"
-        "\000\001\001\000\003\001\000\005\001\000\011\001\000\013\001\000\015\001\000\021\001\000\023\001"
-        "\000\025\001\000\031\001\000\033\001\000\035\001\000!\001\000#\001\000%\001\000)\001"
-        "\000+\001\000-\001\0001\001\0003\001\0005\001\0009\001\000;\001\000=\001";
+        "\000\001\000\000\003\000\000\013\000\000\015\000\000\025\000\000\027\000\000\037\000\000!\000"
+        "\000)\000\000+\000\0003\000\0005\000\000=\000\000\?\000\000G\000\000I\000"
+        "\000Q\000\000S\000\001W\000\000[\000\000]\000\001a\000\000e\000\000g\000"
+        "\001k\000\000o\000\000q\000\001u\000\000y\000\000{\000\001\177\000\000\203\000"
+        "\000\205\000\001\211\000\000\215\000\000\217\000\001\223\000\000\227\000\000\231\000\001\235\000"
+        "\000\241\000\000\243\000\000\245\000\002\251\000\000\253\000\000\255\000\000\257\000\002\263\000"
+        "\000\265\000\000\267\000\000\271\000\002\275\000\000\277\000\000\301\000\000\303\000\002\307\000"
+        "\000\311\000\000\313\000\000\315\000\002\321\000\000\323\000\000\325\000\000\327\000\002\333\000"
+        "\000\335\000\000\337\000\000\341\000\002\345\000\000\347\000\000\351\000\000\353\000\002\357\000"
+        "\000\361\000\000\363\000\000\365\000\002\371\000\000\373\000\000\375\000\000\377\000\002\003\001"
+        "\000\005\001\000\007\001\000\011\001\002\015\001\000\017\001\000\021\001\000\023\001\002\027\001"
+        "\000\031\001\000\033\001\000\035\001\002!\001\000#\001\000%\001\000'\001\002+\001"
+        "\000-\001\000/\001\0001\001\0025\001\0007\001\0009\001\000;\001\002\?\001"
+        "\000A\001\000C\001\000E\001\002I\001\000K\001\000M\001\000O\001\002S\001"
+        "\000U\001\000W\001\000Y\001\002]\001\000_\001\000a\001\000c\001\002g\001"
+        "\000i\001\000k\001\000m\001\002q\001\000s\001\000u\001\000w\001\002{\001"
+        "\000}\001\000\177\001\000\201\001\002\205\001\000\207\001\000\211\001\000\213\001\002\217\001";
     static constexpr gate gates[] = {
         {0x1fffffc0ull, 900, 80},
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
         &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (cp_async_bulk_tensor.forms.hpp).
@@ -2793,7 +2841,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor_forms1(PtxgenA0 tensor_map, c
  * Template parameters:
  *   PtxgenDim: dim (1d, 2d, 3d, 4d, 5d).
  *   PtxgenRedop: redop (add, min, max, inc, dec, and, or, xor).
- *   PtxgenLoadMode: load_mode (none, tile, im2col_no_offs, tile::scatter4).
+ *   PtxgenLoadMode: load_mode (none, tile, im2col_no_offs, tile::scatter4, im2col_no_offs::w).
  *   PtxgenCacheHint: cache_hint (true / false).
  * Operands:
  *   tensor: [tensorMap, tensorCoords]
@@ -2809,7 +2857,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_tensor(
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 4, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cp_reduce_async_bulk_tensor_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenDim)), 8, static_cast<long long>(PtxgenRedop)), 5, static_cast<long long>(PtxgenLoadMode)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert(detail::cp_reduce_async_bulk_tensor_checks<PtxgenDim, PtxgenRedop, PtxgenLoadMode, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,

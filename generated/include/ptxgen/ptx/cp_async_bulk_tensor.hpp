@@ -51,6 +51,7 @@ enum class cp_async_bulk_tensor_load_mode : int {
     im2col_w_128,
     tile_scatter4,
     im2col_no_offs,
+    im2col_no_offs_w,
 };
 
 /**
@@ -62,11 +63,12 @@ enum class cp_async_bulk_tensor_completion : int {
 };
 
 /**
- * cp.async.bulk.tensor: qualifier multicast (.{}). copy to every CTA of ctaMask (16-bit mask; 32-bit with ::32b, PTX ISA 9.4)
+ * cp.async.bulk.tensor: qualifier multicast (.{}). copy to every CTA of ctaMask (16-bit mask, also written ::16b; 32-bit with ::32b; both PTX ISA 9.4)
  */
 enum class cp_async_bulk_tensor_multicast : int {
     none,
     multicast_cluster,
+    multicast_cluster_16b,
     multicast_cluster_32b,
 };
 
@@ -203,6 +205,7 @@ enum class cp_reduce_async_bulk_tensor_load_mode : int {
     tile,
     im2col_no_offs,
     tile_scatter4,
+    im2col_no_offs_w,
 };
 
 /**
@@ -303,11 +306,14 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_im2col_w_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
@@ -315,17 +321,21 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_multicast_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_load_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_async_bulk_tensor_store_override_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cp_reduce_async_bulk_tensor_override_dim_stride_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();

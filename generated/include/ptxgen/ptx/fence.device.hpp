@@ -501,23 +501,54 @@ PTXGEN_PTX_DEVICE void membar(
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of membar_proxy: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct membar_proxy_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 75},
+        {0x1fffffc0ull, 900, 80},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
+        &ptxgen_unsupported_target_membar_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+    };
+};
+// Their asm statements, by position in that table (fence.forms.hpp).
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void membar_proxy_forms0();
+
+}  // namespace detail
+#endif
+
 /**
  * `membar.proxy`: old-style proxy fence (spec: spec/instructions/fence.yaml).
  *
- * Fixed by this wrapper: proxykind = alias.
+ * Template parameters:
+ *   PtxgenProxykind: proxykind (alias, async).
  * Operands:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <membar_proxy_proxykind PtxgenProxykind>
 PTXGEN_PTX_DEVICE void membar_proxy(
 ) {
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // membar.proxy.alias
-    PTXGEN_PTX_GATED(0x1fffffffull, 750, 75, detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5,
-                     asm volatile("membar.proxy.alias" ";" :  :  : "memory"));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
+    using ptxgen_f = detail::form_of<detail::membar_proxy_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenProxykind))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: membar.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::membar_proxy_forms0<ptxgen_f::index>();
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
 }
 

@@ -221,6 +221,28 @@ PTXGEN_PTX_DEVICE void membar_forms0() {
 #endif
 }
 
+// membar_proxy_forms0: the opcode of each form, in the order of membar_proxy_forms0_table, as
+// two pieces (NUL-terminated texts in membar_proxy_forms0_opcode_pieces, at the offsets in
+// membar_proxy_forms0_opcode, 1 byte(s) each), and the asm statement of
+// fence_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char membar_proxy_forms0_opcode_pieces[] =
+    "\000membar.proxy\000.alias\000.as"
+    "ync\000";
+inline constexpr char membar_proxy_forms0_opcode[] =
+    "\001\016\001\025";
+inline constexpr char membar_proxy_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF>
+PTXGEN_PTX_DEVICE void membar_proxy_forms0() {
+#if PTXGEN_PTX_C_CONSTRAINT
+    fence_asm0<detail::packed_at<1>(membar_proxy_forms0_statement, PtxgenF), detail::opcode_text<membar_proxy_forms0_opcode_pieces, membar_proxy_forms0_opcode, 1, PtxgenF>, detail::no_text>();
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 }  // namespace ptxgen::ptx::detail
 
 #endif  // PTXGEN_PTX_FENCE_FORMS_HPP

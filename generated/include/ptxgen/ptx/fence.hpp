@@ -164,6 +164,7 @@ enum class membar_level_level : int {
  */
 enum class membar_proxy_proxykind : int {
     alias,
+    proxykind_async,
 };
 
 
@@ -184,6 +185,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_proxy_tensorma
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fence_sync_restrict_is_only_on_sm_90_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_75_and_later_from_ptx_isa_7_5();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_membar_proxy_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 #endif
 
 }  // namespace detail
@@ -238,7 +240,7 @@ PTXGEN_PTX_DEVICE void fence_proxy_async_generic() { }
 /* template <membar_level_level Level> void membar() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar() { }
-/* template <> void membar_proxy() */
+/* template <membar_proxy_proxykind Proxykind> void membar_proxy() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void membar_proxy() { }
 #endif

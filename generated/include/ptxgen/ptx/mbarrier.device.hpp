@@ -3843,27 +3843,59 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_mbarrier_try_wait_parity_conditional_is_only_on_sm_90_and_later_from_ptx_isa_9_3(); return bool{}; }
 #endif
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of mbarrier_pending_count: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct mbarrier_pending_count_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 70},
+        {0x1fffffc0ull, 900, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
+        &ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_90_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (mbarrier.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_pending_count_forms0(PtxgenA0& pending, PtxgenA1 state);
+
+}  // namespace detail
+#endif
+
 /**
  * `mbarrier.pending_count`: the pending arrival count recorded in a state token (spec: spec/instructions/mbarrier.yaml).
  *
  * Fixed by this wrapper: type = b64.
+ * Template parameters:
+ *   PtxgenLayout: layout (none, layout::v0). the layout of the mbarrier object the state came from (PTX ISA 9.3)
  * Operands:
  *   pending: the pending count (returned)
  *   state:
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <mbarrier_pending_count_layout PtxgenLayout = mbarrier_pending_count_layout::none>
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(
-    [[maybe_unused]] std::uint64_t state
+    std::uint64_t state
 ) {
     std::uint32_t pending{};
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1ffffffeull)
-    // mbarrier.pending_count.b64
-    PTXGEN_PTX_GATED(0x1ffffffeull, 800, 70, detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0,
-                     asm volatile("mbarrier.pending_count.b64 " "%0, %1;" : "=r"(pending) : "l"(state)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+    using ptxgen_f = detail::form_of<detail::mbarrier_pending_count_forms0_table, detail::form_digit(0, 2, static_cast<long long>(PtxgenLayout))>;
+#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: mbarrier.pending_count: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::mbarrier_pending_count_forms0<ptxgen_f::index>(pending, state);
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
     return pending;
 }

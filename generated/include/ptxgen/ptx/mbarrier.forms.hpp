@@ -297,9 +297,18 @@ PTXGEN_PTX_DEVICE void mbarrier_asm23(PtxgenA0& wait_complete, PtxgenA1& is_repo
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& pending, PtxgenA1 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%2 " "%0, %1;" : "=r"(pending) : "l"(state), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void mbarrier_asm24(PtxgenA0& p, PtxgenA1 addr) {
+PTXGEN_PTX_DEVICE void mbarrier_asm25(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(addr), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "%2 " "p, [%1];" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(addr.value), "C"(PtxgenT0::c));
@@ -2037,11 +2046,33 @@ PTXGEN_PTX_DEVICE void mbarrier_try_wait_parity_conditional_forms1(PtxgenA0& wai
 }
 #endif
 
+// mbarrier_pending_count_forms0: the opcode of each form, in the order of mbarrier_pending_count_forms0_table, as
+// two pieces (NUL-terminated texts in mbarrier_pending_count_forms0_opcode_pieces, at the offsets in
+// mbarrier_pending_count_forms0_opcode, 1 byte(s) each), and the asm statement of
+// mbarrier_asm24 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char mbarrier_pending_count_forms0_opcode_pieces[] =
+    "\000mbarrier.pending_count\000"
+    ".b64\000.layout::v0.b64\000";
+inline constexpr char mbarrier_pending_count_forms0_opcode[] =
+    "\001\030\001\035";
+inline constexpr char mbarrier_pending_count_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void mbarrier_pending_count_forms0(PtxgenA0& pending, PtxgenA1 state) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    mbarrier_asm24<detail::packed_at<1>(mbarrier_pending_count_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_pending_count_forms0_opcode_pieces, mbarrier_pending_count_forms0_opcode, 1, PtxgenF>>(pending, state);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
 // mbarrier_check_layout_forms0: the opcode of each form, in the order of mbarrier_check_layout_forms0_table, as
 // two pieces (NUL-terminated texts in mbarrier_check_layout_forms0_opcode_pieces, at the offsets in
 // mbarrier_check_layout_forms0_opcode, 1 byte(s) each), and the asm statement of
-// mbarrier_asm24 it takes (1 byte(s) each): tables as string literals,
+// mbarrier_asm25 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char mbarrier_check_layout_forms0_opcode_pieces[] =
     "\000mbarrier.check_layout.l"
@@ -2057,7 +2088,7 @@ inline constexpr char mbarrier_check_layout_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void mbarrier_check_layout_forms0(PtxgenA0& p, PtxgenA1 addr) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    mbarrier_asm24<detail::packed_at<1>(mbarrier_check_layout_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, 1, PtxgenF>>(p, addr);
+    mbarrier_asm25<detail::packed_at<1>(mbarrier_check_layout_forms0_statement, PtxgenF), detail::opcode_text<mbarrier_check_layout_forms0_opcode_pieces, mbarrier_check_layout_forms0_opcode, 1, PtxgenF>>(p, addr);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

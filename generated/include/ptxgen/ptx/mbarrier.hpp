@@ -327,6 +327,14 @@ enum class mbarrier_try_wait_type : int {
 };
 
 /**
+ * mbarrier.pending_count: qualifier layout (.{}). the layout of the mbarrier object the state came from (PTX ISA 9.3)
+ */
+enum class mbarrier_pending_count_layout : int {
+    none,
+    layout_v0,
+};
+
+/**
  * mbarrier.pending_count: qualifier type (.{}).
  */
 enum class mbarrier_pending_count_type : int {
@@ -467,6 +475,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_init_is_onl
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_inval_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_pending_count_is_only_on_sm_90_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mbarrier_test_wait_is_only_on_sm_80_and_later_from_ptx_isa_8_0();
@@ -723,7 +732,7 @@ PTXGEN_PTX_DEVICE mbarrier_try_wait_parity_primary_report_result mbarrier_try_wa
 /* template <mbarrier_try_wait_sem Sem = mbarrier_try_wait_sem::none, mbarrier_try_wait_scope Scope = mbarrier_try_wait_scope::none, mbarrier_try_wait_space Space = mbarrier_try_wait_space::none> bool mbarrier_try_wait_parity_conditional(detail::reg_t<detail::mbarrier_try_wait_type_addr(true, mbarrier_try_wait_phase_type::phase_type_conditional, Sem, Scope, Space, mbarrier_try_wait_type::b64)> addr, std::uint32_t phase_parity, std::uint32_t suspend_time_hint) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mbarrier_try_wait_parity_conditional(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
-/* template <> std::uint32_t mbarrier_pending_count(std::uint64_t state) */
+/* template <mbarrier_pending_count_layout Layout = mbarrier_pending_count_layout::none> std::uint32_t mbarrier_pending_count(std::uint64_t state) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t mbarrier_pending_count(detail::host_arg) { return std::uint32_t{}; }
 /* template <mbarrier_check_layout_layout Layout, mbarrier_check_layout_space Space = mbarrier_check_layout_space::none> bool mbarrier_check_layout(detail::reg_t<detail::mbarrier_check_layout_type_addr(Layout, Space, mbarrier_check_layout_type::b64)> addr) */
