@@ -85,6 +85,9 @@ EXPECTED: dict[str, set[str]] = {
     "gate-targets-changed": {"gate-targets-changed"},  # same targets, other order
     "wrapper-added": {"wrapper-added"},
     "wrapper-removed": {"wrapper-removed"},
+    "spelling-added": {"spelling-added"},  # the orders read and an alias name
+    "spelling-removed": {"spelling-removed"},
+    "spelling-changed": {"spelling-changed"},  # head 1 -> head 2
     # targets
     "target-added": {"target-added"},
     "target-removed": {"target-removed"},

@@ -1,6 +1,7 @@
 """`ptxgen diff` reports spelling changes (spec `spelling:` / `alias_names:`): orders and
 names read besides the ISA's are added (compatible) or removed (breaking), on the fixture
-tests/fixtures/diff/spelling-changed."""
+tests/fixtures/diff/spelling-added (the catalogue's pairs spelling-removed and
+spelling-changed are read by tests/test_diff_rules.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from conftest import ROOT
 from ptxgen.diff import Report, compare_revisions
 from ptxgen.diff.revisions import load_revision
 
-CASE = ROOT / "tests" / "fixtures" / "diff" / "spelling-changed"
+CASE = ROOT / "tests" / "fixtures" / "diff" / "spelling-added"
 
 
 def _report(old: str, new: str) -> Report:
