@@ -69,6 +69,11 @@ extern "C" __global__ void bad_shift_lane() { tcgen05_shift<1>(static_desc<lane1
 extern "C" __global__ void bad_kind() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr, adesc, adesc, static_desc<i8>{}, true);
 }
+extern "C" __global__ void bad_kind_rt(unsigned n) {
+    ptxgen::InstrDescI8 d = i8;  // a run-time object: its class says its kind
+    d.n = n;
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr, adesc, adesc, d, true);
+}
 extern "C" __global__ void bad_class() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr, adesc, adesc, adesc, true);
 }

@@ -6,6 +6,10 @@ nullptr when the word satisfies every rule that applies to the form, else a mess
 naming the rule. The template parameters are the qualifier that selects the
 descriptor's kind and the qualifiers the rules' conditions name (the same enums as the
 wrappers); the word is decoded with the generated descriptor header of that kind.
+Beside each checker, ``detail::<id>_<operand>_check<D, Qualifiers...>``: what a wrapper
+given a descriptor object checks (issue 28, ``desc_args``): a constant (``static_desc<obj>``)
+at compile time, one static_assert per message the checker can return, an object at run
+time; and an object of another kind (its class's ``kind_name()``) at compile time.
 """
 
 from __future__ import annotations
@@ -98,6 +102,24 @@ def _placements(desc: Descriptor, kind: str | None, index: dict[str, int],
     for i, (variant, lay) in enumerate(somewhere):
         out.append((unknown, lay, variant, i < len(somewhere) - 1))
     return out
+
+
+def _kind_check(ins: Instruction, operand: str, kind_of: str | None,
+                names: dict[str, str]) -> dict[str, Any]:
+    """What the check struct needs to refuse, at compile time, a descriptor object whose
+    class is of another kind than the wrapper's kind qualifier (an InstrDescI8 for
+    .kind::f16, run-time objects too: the class says it)."""
+    if not kind_of:
+        return {"kinds": []}
+    q = ins.qualifier(kind_of)
+    cond = _Cond(ins, {}, names)
+    return {"kinds": [{"value": cond.value(q, k), "name": k} for k in q.domain],
+            "kind_tparam": names[kind_of],
+            "kind_param": template_param(ins, q, required=True),
+            "kind_message": escape.cpp_str(
+                f"ptxgen: {ins.name}: {operand}: the descriptor object is of another "
+                f".{kind_of} than the wrapper's (its class's kind_name() is not the "
+                f"{kind_of} template argument)")}
 
 
 def _checker(ins: Instruction, operand: str, desc: Descriptor,
@@ -196,7 +218,8 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
             "check": {"name": desc_args.check_name(ins, operand), "operand": operand,
                       "head": ", ".join(template_param(ins, q, required=True) for q in quals),
                       "names": ", ".join(["static_desc<PtxgenValue>"] + qnames),
-                      "call": call, "messages": list(dict.fromkeys(messages))}}
+                      "call": call, "messages": list(dict.fromkeys(messages)),
+                      "desc": desc.name, **_kind_check(ins, operand, kind_of, names)}}
 
 
 def emit(spec: Spec) -> Files:

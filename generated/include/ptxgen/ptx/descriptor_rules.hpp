@@ -1214,8 +1214,38 @@ namespace detail {
  * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_mma_idesc_problem; the specialization for a constant,
  * static_desc<obj>, checks it at compile time, one static_assert per rule.
  */
+/** Whether a descriptor object given for idesc is of the wrapper's kind (a word: true). */
+template <class PtxgenD, tcgen05_mma_kind PtxgenKind>
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_idesc_check_kind() noexcept {
+    if constexpr (desc_arg<PtxgenD>::kind == 0) {
+        return true;
+    } else if (!str_eq(desc_arg<PtxgenD>::name(), "instr_desc")) {
+        return true;  // another descriptor: the wrapper refuses it
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::f16) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "f16");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::tf32) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "tf32");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "f8f6f4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::i8) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "i8");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf8f6f4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf4nvf4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::ti16) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "ti16");
+    } else {
+        return true;
+    }
+}
+
 template <class PtxgenD, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
 struct tcgen05_mma_idesc_check {
+    static_assert(tcgen05_mma_idesc_check_kind<PtxgenD, PtxgenKind>(),
+                  "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
         if constexpr (desc_arg<PtxgenD>::kind == 1) {
             if (const char* p = tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress>(x.encode_unchecked())) {
@@ -1227,7 +1257,10 @@ struct tcgen05_mma_idesc_check {
 };
 template <const auto& PtxgenValue, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
 struct tcgen05_mma_idesc_check<static_desc<PtxgenValue>, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress> {
-    static constexpr const char* problem = tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress>(static_desc<PtxgenValue>::word);
+    static constexpr bool kind_ok = tcgen05_mma_idesc_check_kind<static_desc<PtxgenValue>, PtxgenKind>();
+    static_assert(kind_ok, "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
+    static constexpr const char* problem =
+        kind_ok ? tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress>(static_desc<PtxgenValue>::word) : nullptr;
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
                   "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),

@@ -273,11 +273,13 @@ template <class PtxgenT>
 struct desc_arg<PtxgenT, decltype(void(PtxgenT::descriptor_name()))> {
     static constexpr int kind = 1;
     PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenT::descriptor_name(); }
+    PTXGEN_PTX_CONSTEXPR static const char* kind_name() noexcept { return PtxgenT::kind_name(); }
 };
 template <const auto& PtxgenValue>
 struct desc_arg<static_desc<PtxgenValue>, void> {
     static constexpr int kind = 2;
     PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenValue.descriptor_name(); }
+    PTXGEN_PTX_CONSTEXPR static const char* kind_name() noexcept { return PtxgenValue.kind_name(); }
 };
 
 /// The word of a descriptor operand: a word as given, an object's encode() (or, without
@@ -328,7 +330,9 @@ inline constexpr bool any_desc_object = ((desc_arg<PtxgenT>::kind != 0) || ...);
 /// form (PTXGEN_PTX_CHECK_DESCRIPTORS): prints the rule and stops the thread.
 PTXGEN_PTX_DEVICE void descriptor_refused([[maybe_unused]] const char* what) {
 #if defined(__CUDA_ARCH__)
+#if !defined(__CUDACC_RTC__)  // (NVRTC: no <cstdio> to rely on; the trap alone)
     printf("%s\n", what);
+#endif
     __trap();
 #endif
 }
