@@ -9,7 +9,8 @@ object of another kind (an InstrDescI8 for .kind::f16, a run-time one too) or of
 descriptor fails with the static_assert naming the rule; a run-time object costs nothing
 with NDEBUG (the same PTX as encode_unchecked()'s word) and is checked without it (the rule
 printed, then trap); nvcc's generic compute_90 pass of an sm_90a build is not broken by the
-overloads. Seven nvcc runs of one small TU in all.
+overloads; an object without descriptor_rules.hpp is refused naming it. Eight nvcc
+runs of one small TU in all.
 """
 
 from __future__ import annotations
@@ -101,6 +102,16 @@ def test_broken_constant_objects_are_static_asserts(release: str, tmp_path: Path
     _, out = compile_ptx(release, tmp_path, 4, "sm_90a", ok=False)
     assert re.search(r'static assertion failed with "ptxgen: wgmma\.mma_async\.sync\.aligned: '
                      r"operand b_desc takes the wgmma_desc word", out), out
+
+
+def test_an_object_without_the_rules_header_names_it(tmp_path: Path) -> None:
+    """The wrappers leave descriptor_rules.hpp (and the descriptor classes it decodes with)
+    out of every TU; an object for an operand with descriptor rules asks for it."""
+    _, out = compile_ptx("13.0", tmp_path, 5, "sm_100a", ok=False)
+    assert re.search(r'static assertion failed with "ptxgen: tcgen05\.mma: a descriptor object '
+                     r"for idesc is checked against the descriptor rules of the form: #include "
+                     r'<ptxgen/ptx/descriptor_rules\.hpp> before the call"', out), out
+    assert out.count(": error: ") == 1, out
 
 
 def test_the_generic_pass_of_an_sm_90a_build_compiles(tmp_path: Path) -> None:

@@ -2,9 +2,13 @@
 // CASE 1 (sm_100a) and CASE 3 (sm_90a): each raw_* kernel passes words, its obj_* twin the
 // descriptor objects (static_desc<obj> constants, or run-time objects): the PTX must be the same.
 // CASE 2 (sm_100a) and CASE 4 (sm_90a): each bad_* kernel breaks one rule and must fail
-// with the static_assert of that rule.
+// with the static_assert of that rule. CASE 5 (sm_100a): an object for an operand with
+// descriptor rules without descriptor_rules.hpp is refused, naming it.
 #include "ptxgen/instr_desc.hpp"
 #include "ptxgen/ptx.hpp"
+#if CASE != 5
+#include "ptxgen/ptx/descriptor_rules.hpp"  // the checks of descriptor objects
+#endif
 #include "ptxgen/smem_desc.hpp"
 #include "ptxgen/tmem_addr.hpp"
 #include "ptxgen/wgmma_desc.hpp"
@@ -12,7 +16,7 @@
 using namespace ptxgen::ptx;
 using ptxgen::InstrDescF16;
 
-#if CASE == 1 || CASE == 2
+#if CASE == 1 || CASE == 2 || CASE == 5
 static constexpr auto idesc = InstrDescF16{}.with_dtype(InstrDescF16::Dtype::F32)
     .with_m(128).with_n(64);
 static constexpr auto adesc = ptxgen::SmemDesc{}.with_start_address(0x400)
@@ -76,6 +80,11 @@ extern "C" __global__ void bad_kind_rt(unsigned n) {
 }
 extern "C" __global__ void bad_class() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr, adesc, adesc, adesc, true);
+}
+#elif CASE == 5
+extern "C" __global__ void no_rules_header() {
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
+                                          idesc, true);
 }
 #elif CASE == 3 || CASE == 4
 static constexpr auto wdesc = ptxgen::WgmmaDesc{}.with_start_address(0x400)

@@ -5,12 +5,15 @@ Every wrapper overload with an operand that takes a descriptor (``descriptor_lin
 model: tcgen05.mma's idesc, a_desc, b_desc and Tensor Memory addresses, wgmma's smem
 descriptors, ...) gets a twin in ``<stem>.device.hpp`` whose descriptor operands are
 deduced: each takes the word (as the wrapper), a descriptor object (``InstrDescF16``,
-``SmemDesc``, ...) or a constant one, ``ptxgen::ptx::static_desc<obj>`` (target.hpp). The twin
-takes part only when one of them is an object; it checks each that has descriptor rules
-with ``detail::<id>_<operand>_check<D, qualifiers...>`` (descriptor_rules.hpp): a constant
-at compile time (one static_assert per message of the rules, so the failing one names the
-rule), an object at run time under ``PTXGEN_PTX_CHECK_DESCRIPTORS``; then it calls the
-wrapper with the words.
+``SmemDesc``, ...) or a constant one, ``ptxgen::ptx::static_desc<obj>`` (target.hpp). The
+twin takes part only when one of them is an object; it checks each that has descriptor
+rules with ``detail::<id>_<operand>_check<D, qualifiers...>``, declared in ``<stem>.hpp``
+(an object refused there, naming the header to include) and specialized in
+descriptor_rules.hpp, which the wrappers do not include (its checkers and the descriptor
+classes they decode with would be read by every TU of the family): a constant at compile
+time (one static_assert per message of the rules, so the failing one names the rule), an
+object at run time under ``PTXGEN_PTX_CHECK_DESCRIPTORS``; then it calls the wrapper with
+the words.
 """
 
 from __future__ import annotations
@@ -80,7 +83,11 @@ def object_overload(ins: Instruction, ov: dict[str, Any], operands: list[tuple[i
             runs.append(f"{check}::run({pname});")
             declarations.append({"template": ", ".join(
                 ["class PtxgenD"] + [param_type(q) for q in quals]),
-                "name": check_name(ins, name)})
+                "name": check_name(ins, name), "operand": name,
+                "message": escape.cpp_message(
+                    f"ptxgen: {ins.name}: a descriptor object for {name} is checked against "
+                    "the descriptor rules of the form: #include "
+                    "<ptxgen/ptx/descriptor_rules.hpp> before the call")})
     template = [t for t in (ov["template"],) if t]
     template += [f"class {t}" for t in dparams]
     template.append(f"typename detail::enable_if<detail::any_desc_object<{', '.join(dparams)}>>"

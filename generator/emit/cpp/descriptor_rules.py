@@ -218,6 +218,7 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
             "check": {"name": desc_args.check_name(ins, operand), "operand": operand,
                       "head": ", ".join(template_param(ins, q, required=True) for q in quals),
                       "names": ", ".join(["static_desc<PtxgenValue>"] + qnames),
+                      "qnames": ", ".join(qnames),
                       "call": call, "messages": list(dict.fromkeys(messages)),
                       "desc": desc.name, **_kind_check(ins, operand, kind_of, names)}}
 

@@ -105,7 +105,7 @@ namespace detail {
  * static_desc<obj>, checks it at compile time, one static_assert per rule.
  */
 template <class PtxgenD>
-struct tcgen05_mma_a_desc_check {
+struct tcgen05_mma_a_desc_check<PtxgenD, void> {
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
         if constexpr (desc_arg<PtxgenD>::kind == 1) {
             if (const char* p = tcgen05_mma_a_desc_problem<>(x.encode_unchecked())) {
@@ -116,7 +116,7 @@ struct tcgen05_mma_a_desc_check {
     static constexpr bool ok = true;
 };
 template <const auto& PtxgenValue>
-struct tcgen05_mma_a_desc_check<static_desc<PtxgenValue>> {
+struct tcgen05_mma_a_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_mma_a_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
                   "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
@@ -210,7 +210,7 @@ namespace detail {
  * static_desc<obj>, checks it at compile time, one static_assert per rule.
  */
 template <class PtxgenD>
-struct tcgen05_mma_b_desc_check {
+struct tcgen05_mma_b_desc_check<PtxgenD, void> {
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
         if constexpr (desc_arg<PtxgenD>::kind == 1) {
             if (const char* p = tcgen05_mma_b_desc_problem<>(x.encode_unchecked())) {
@@ -221,7 +221,7 @@ struct tcgen05_mma_b_desc_check {
     static constexpr bool ok = true;
 };
 template <const auto& PtxgenValue>
-struct tcgen05_mma_b_desc_check<static_desc<PtxgenValue>> {
+struct tcgen05_mma_b_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_mma_b_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
                   "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
@@ -1243,7 +1243,7 @@ PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_idesc_check_kind() noexcept {
 }
 
 template <class PtxgenD, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
-struct tcgen05_mma_idesc_check {
+struct tcgen05_mma_idesc_check<PtxgenD, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, void> {
     static_assert(tcgen05_mma_idesc_check_kind<PtxgenD, PtxgenKind>(),
                   "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
@@ -1256,7 +1256,7 @@ struct tcgen05_mma_idesc_check {
     static constexpr bool ok = true;
 };
 template <const auto& PtxgenValue, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
-struct tcgen05_mma_idesc_check<static_desc<PtxgenValue>, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress> {
+struct tcgen05_mma_idesc_check<static_desc<PtxgenValue>, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, void> {
     static constexpr bool kind_ok = tcgen05_mma_idesc_check_kind<static_desc<PtxgenValue>, PtxgenKind>();
     static_assert(kind_ok, "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
     static constexpr const char* problem =
@@ -1449,7 +1449,7 @@ namespace detail {
  * static_desc<obj>, checks it at compile time, one static_assert per rule.
  */
 template <class PtxgenD>
-struct tcgen05_cp_s_desc_check {
+struct tcgen05_cp_s_desc_check<PtxgenD, void> {
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
         if constexpr (desc_arg<PtxgenD>::kind == 1) {
             if (const char* p = tcgen05_cp_s_desc_problem<>(x.encode_unchecked())) {
@@ -1460,7 +1460,7 @@ struct tcgen05_cp_s_desc_check {
     static constexpr bool ok = true;
 };
 template <const auto& PtxgenValue>
-struct tcgen05_cp_s_desc_check<static_desc<PtxgenValue>> {
+struct tcgen05_cp_s_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_cp_s_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
                   "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
@@ -1509,7 +1509,7 @@ namespace detail {
  * static_desc<obj>, checks it at compile time, one static_assert per rule.
  */
 template <class PtxgenD>
-struct tcgen05_shift_taddr_check {
+struct tcgen05_shift_taddr_check<PtxgenD, void> {
     PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
         if constexpr (desc_arg<PtxgenD>::kind == 1) {
             if (const char* p = tcgen05_shift_taddr_problem(x.encode_unchecked())) {
@@ -1520,7 +1520,7 @@ struct tcgen05_shift_taddr_check {
     static constexpr bool ok = true;
 };
 template <const auto& PtxgenValue>
-struct tcgen05_shift_taddr_check<static_desc<PtxgenValue>> {
+struct tcgen05_shift_taddr_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_shift_taddr_problem(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.shift: taddr: not a valid tmem_addr word"),
                   "ptxgen: tcgen05.shift: taddr: not a valid tmem_addr word");

@@ -13,14 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-// The checks of descriptor operands given as objects (descriptor_rules.hpp, included below).
-template <class PtxgenD>
-struct tcgen05_mma_a_desc_check;
-template <class PtxgenD>
-struct tcgen05_mma_b_desc_check;
-template <class PtxgenD, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
-struct tcgen05_mma_idesc_check;
-
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
@@ -3932,7 +3924,5 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 }
 
 }  // namespace ptxgen::ptx
-
-#include "descriptor_rules.hpp"
 
 #endif  // PTXGEN_PTX_TCGEN05_MMA_DEVICE_HPP

@@ -13,12 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-// The checks of descriptor operands given as objects (descriptor_rules.hpp, included below).
-template <class PtxgenD>
-struct tcgen05_cp_s_desc_check;
-template <class PtxgenD>
-struct tcgen05_shift_taddr_check;
-
 PTXGEN_PTX_CONSTEXPR int tcgen05_alloc_type_dst(bool, int, tcgen05_alloc_sync_aligned, tcgen05_alloc_ss ss, tcgen05_alloc_type) {
     if (const long long ptxgen_v = detail::entry("\007\001"
             , 1, detail::cell(0, 1, static_cast<long long>(ss), 2)); ptxgen_v >= 0) {
@@ -2139,7 +2133,5 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(detail::host_a
 #endif
 
 }  // namespace ptxgen::ptx
-
-#include "descriptor_rules.hpp"
 
 #endif  // PTXGEN_PTX_TCGEN05_TMEM_DEVICE_HPP
