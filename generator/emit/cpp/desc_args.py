@@ -63,18 +63,19 @@ def object_overload(ins: Instruction, ov: dict[str, Any], operands: list[tuple[i
     expression in the overload, ``param_type`` its checker template parameter."""
     params = list(ov["params"])
     dparams = []
-    statements, runs, declarations = [], [], []
+    statements, runs, declarations, kinds = [], [], [], []
     for n, (i, name) in enumerate(operands):
         tp = f"PtxgenDesc{n}"
         dparams.append(tp)
         pname = escape.ident(name)
         params[i] = f"{tp} {pname}"  # by value: a word or an object of 4 to 8 bytes
         desc = ins.descriptor_links[name][0]
-        statements.append(
-            f"static_assert(detail::desc_is<{tp}>({escape.cpp_str(desc)}),\n"
-            f"                  " + escape.cpp_message(
-                f"ptxgen: {ins.name}: operand {name} takes the {desc} word, an object of "
-                f"ptxgen/{desc}.hpp or ptxgen::ptx::static_desc<object> of one") + ");")
+        kinds.append({"name": escape.ident(f"{ins.id}_{name}_is"),
+                      "desc": escape.cpp_str(desc), "message": escape.cpp_message(
+                          f"ptxgen: {ins.name}: operand {name} takes the {desc} word, an "
+                          f"object of ptxgen/{desc}.hpp or ptxgen::ptx::static_desc<object> "
+                          "of one")})
+        statements.append(f"static_assert(detail::{kinds[-1]['name']}<{tp}>::ok);")
         if has_rules(ins, name):
             quals = checker_quals(ins, name)
             check = (f"detail::{check_name(ins, name)}<"
@@ -98,5 +99,5 @@ def object_overload(ins: Instruction, ov: dict[str, Any], operands: list[tuple[i
             for i, a in enumerate(args)]
     targs = f"<{ov['qualifier_args']}>" if ov["qualifier_args"] else ""
     return {"template": ", ".join(template), "params": params, "statements": statements,
-            "runs": runs, "declarations": declarations,
+            "runs": runs, "declarations": declarations, "operand_checks": kinds,
             "call": f"{ov['name']}{targs}({', '.join(args)})"}

@@ -1656,6 +1656,8 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "checkers": checkers, "traits": list(traits.values()),
             "check_declarations": list({d["name"]: d for f in functions if f["objects"]
                                         for d in f["objects"]["declarations"]}.values()),
+            "operand_checks": list({d["name"]: d for f in functions if f["objects"]
+                                    for d in f["objects"]["operand_checks"]}.values()),
             "functions": functions, "externs": sorted(externs),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],

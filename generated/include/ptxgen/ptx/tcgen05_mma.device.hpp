@@ -94,6 +94,78 @@ struct tcgen05_mma_ws_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_d_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_a_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_b_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_idesc_is {
+    static_assert(desc_is<PtxgenD>("instr_desc"),
+                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_a_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_scale_a_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_scale_b_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_lut_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_sp_meta_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_mma_disable_output_lane_element_type {
@@ -187,9 +259,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
-// tcgen05_mma with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
@@ -199,16 +269,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -293,9 +359,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
-// tcgen05_mma with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
@@ -306,16 +370,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -407,9 +467,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
-// tcgen05_mma with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
@@ -420,16 +478,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -519,9 +573,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
-// tcgen05_mma with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
@@ -533,16 +585,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -630,9 +678,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
-// tcgen05_mma_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
@@ -642,15 +688,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -733,9 +775,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
-// tcgen05_mma_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
@@ -746,15 +786,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -846,9 +882,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
-// tcgen05_mma_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
@@ -859,15 +893,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -955,9 +985,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
-// tcgen05_mma_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
@@ -969,15 +997,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -1073,9 +1097,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
 #endif
 }
 
-// tcgen05_mma_block_scale with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     PtxgenDesc0 d_tmem,
@@ -1087,21 +1109,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::ok);
-    static_assert(detail::desc_is<PtxgenDesc4>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc5>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -1197,9 +1213,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #endif
 }
 
-// tcgen05_mma_block_scale_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     PtxgenDesc0 d_tmem,
@@ -1211,20 +1225,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::ok);
-    static_assert(detail::desc_is<PtxgenDesc4>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc5>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::run(idesc);
@@ -1301,9 +1309,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #endif
 }
 
-// tcgen05_mma_decompress with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     PtxgenDesc0 d_tmem,
@@ -1314,18 +1320,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -1405,9 +1406,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #endif
 }
 
-// tcgen05_mma_decompress with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     PtxgenDesc0 d_tmem,
@@ -1419,18 +1418,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -1505,9 +1499,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #endif
 }
 
-// tcgen05_mma_decompress_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     PtxgenDesc0 d_tmem,
@@ -1518,17 +1510,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -1607,9 +1594,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 #endif
 }
 
-// tcgen05_mma_decompress_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     PtxgenDesc0 d_tmem,
@@ -1621,17 +1606,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -1724,9 +1704,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
 #endif
 }
 
-// tcgen05_mma_block_scale_decompress with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_block_scale_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     PtxgenDesc0 d_tmem,
@@ -1739,23 +1717,16 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::ok);
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc6>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -1838,9 +1809,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
 #endif
 }
 
-// tcgen05_mma_block_scale_decompress_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_block_scale_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     PtxgenDesc0 d_tmem,
@@ -1853,22 +1822,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::ok);
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc6>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::run(idesc);
@@ -1961,9 +1923,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
-// tcgen05_mma_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
@@ -1974,18 +1934,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -2072,9 +2027,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
-// tcgen05_mma_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
@@ -2086,18 +2039,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -2191,9 +2139,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
-// tcgen05_mma_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
@@ -2205,18 +2151,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -2308,9 +2249,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
-// tcgen05_mma_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
@@ -2323,18 +2262,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -2424,9 +2358,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -2437,17 +2369,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -2532,9 +2459,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -2546,17 +2471,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -2650,9 +2570,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -2664,17 +2582,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -2764,9 +2677,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -2779,17 +2690,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -2889,9 +2795,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
 #endif
 }
 
-// tcgen05_mma_sp_block_scale with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     PtxgenDesc0 d_tmem,
@@ -2904,23 +2808,16 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::ok);
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc6>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -3020,9 +2917,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 #endif
 }
 
-// tcgen05_mma_sp_block_scale_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_sp_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     PtxgenDesc0 d_tmem,
@@ -3035,22 +2930,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::ok);
-    static_assert(detail::desc_is<PtxgenDesc5>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc6>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::run(idesc);
@@ -3132,9 +3020,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #endif
 }
 
-// tcgen05_mma_ws with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     PtxgenDesc0 d_tmem,
@@ -3144,16 +3030,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -3239,9 +3121,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #endif
 }
 
-// tcgen05_mma_ws with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     PtxgenDesc0 d_tmem,
@@ -3252,16 +3132,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -3345,9 +3221,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #endif
 }
 
-// tcgen05_mma_ws_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     PtxgenDesc0 d_tmem,
@@ -3357,15 +3231,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -3450,9 +3320,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #endif
 }
 
-// tcgen05_mma_ws_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     PtxgenDesc0 d_tmem,
@@ -3463,15 +3331,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -3556,9 +3420,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #endif
 }
 
-// tcgen05_mma_ws_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     PtxgenDesc0 d_tmem,
@@ -3569,18 +3431,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -3668,9 +3525,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #endif
 }
 
-// tcgen05_mma_ws_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     PtxgenDesc0 d_tmem,
@@ -3682,18 +3537,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
@@ -3779,9 +3629,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_ws_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -3792,17 +3640,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
@@ -3889,9 +3732,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
 #endif
 }
 
-// tcgen05_mma_ws_sp_tmem with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_mma_ws_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     PtxgenDesc0 d_tmem,
@@ -3903,17 +3744,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
     std::uint64_t zero_column_mask
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc2>("smem_desc"),
-                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
     static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
-    static_assert(detail::desc_is<PtxgenDesc3>("tmem_addr"),
-                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc4>("instr_desc"),
-                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
     static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);

@@ -110,6 +110,70 @@ struct tcgen05_st_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_dealloc_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_red_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.red.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_red_spcompress_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_st_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.st.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_cp_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.cp: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_cp_s_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.cp: operand s_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_shift_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.shift: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_ld_r_element_type {
@@ -471,17 +535,14 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #endif
 }
 
-// tcgen05_dealloc with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_dealloc with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     PtxgenDesc0 taddr,
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_dealloc<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
@@ -544,17 +605,14 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #endif
 }
 
-// tcgen05_dealloc with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_dealloc with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, long long PtxgenNcols, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc(
     PtxgenDesc0 taddr,
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_dealloc<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
@@ -615,17 +673,14 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
 #endif
 }
 
-// tcgen05_dealloc_exclusive with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_dealloc_exclusive with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     PtxgenDesc0 taddr,
     std::uint32_t ncols
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_dealloc_exclusive<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
@@ -688,17 +743,14 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
 #endif
 }
 
-// tcgen05_dealloc_exclusive with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_dealloc_exclusive with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, long long PtxgenNcols, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
     PtxgenDesc0 taddr,
     imm_t<PtxgenNcols> ncols
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_dealloc_exclusive<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
@@ -821,17 +873,14 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #endif
 }
 
-// tcgen05_ld with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_ld with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_ld(
     PtxgenElem0 (&r)[PtxgenLength0],
     PtxgenDesc0 taddr
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.ld.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_ld_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_ld<PtxgenShape, PtxgenNum, PtxgenPack>(r, detail::desc_word(taddr));
 }
@@ -903,9 +952,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #endif
 }
 
-// tcgen05_ld with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_ld with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_ld(
     PtxgenElem0 (&r)[PtxgenLength0],
@@ -913,8 +960,7 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.ld.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_ld_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_ld<PtxgenShape, PtxgenNum, PtxgenPack>(r, detail::desc_word(taddr), imm_half_splitoff);
 }
@@ -996,17 +1042,14 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     return redval;
 }
 
-// tcgen05_ld_red with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_ld_red with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
     PtxgenElem0 (&r)[PtxgenLength0],
     PtxgenDesc0 taddr
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_ld_red_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_ld_red<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>(r, detail::desc_word(taddr));
 }
@@ -1092,9 +1135,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     return redval;
 }
 
-// tcgen05_ld_red with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_ld_red with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
     PtxgenElem0 (&r)[PtxgenLength0],
@@ -1102,8 +1143,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.ld.red.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_ld_red_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_ld_red<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>(r, detail::desc_word(taddr), imm_half_splitoff);
 }
@@ -1189,9 +1229,7 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     return redval;
 }
 
-// tcgen05_ld_red_spcompress with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_ld_red_spcompress with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     PtxgenElem0 (&mdata)[PtxgenLength0],
@@ -1199,8 +1237,7 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
     PtxgenDesc0 taddr
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_ld_red_spcompress_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_ld_red_spcompress<PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan>(mdata, cdata, detail::desc_word(taddr));
 }
@@ -1275,17 +1312,14 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #endif
 }
 
-// tcgen05_st with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_st with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_st(
     PtxgenDesc0 taddr,
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.st.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_st_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_st<PtxgenShape, PtxgenNum, PtxgenUnpack>(detail::desc_word(taddr), r);
 }
@@ -1357,9 +1391,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #endif
 }
 
-// tcgen05_st with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_st with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_st(
     PtxgenDesc0 taddr,
@@ -1367,8 +1399,7 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
     const PtxgenElem0 (&r)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.st.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_st_taddr_is<PtxgenDesc0>::ok);
 #endif
     return tcgen05_st<PtxgenShape, PtxgenNum, PtxgenUnpack>(detail::desc_word(taddr), imm_half_splitoff, r);
 }
@@ -1539,19 +1570,15 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
 #endif
 }
 
-// tcgen05_cp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_cp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, tcgen05_cp_shape PtxgenShape, tcgen05_cp_multicast PtxgenMulticast = tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt PtxgenDstSrcFmt = tcgen05_cp_dst_src_fmt::none, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_cp(
     PtxgenDesc0 taddr,
     PtxgenDesc1 s_desc
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.cp: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("smem_desc"),
-                  "ptxgen: tcgen05.cp: operand s_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_cp_taddr_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_cp_s_desc_is<PtxgenDesc1>::ok);
     static_assert(detail::tcgen05_cp_s_desc_check<PtxgenDesc1>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_cp_s_desc_check<PtxgenDesc1>::run(s_desc);
@@ -1618,16 +1645,13 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
 #endif
 }
 
-// tcgen05_shift with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// tcgen05_shift with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_shift(
     PtxgenDesc0 taddr
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("tmem_addr"),
-                  "ptxgen: tcgen05.shift: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::tcgen05_shift_taddr_is<PtxgenDesc0>::ok);
     static_assert(detail::tcgen05_shift_taddr_check<PtxgenDesc0>::ok);
 #if PTXGEN_PTX_CHECK_DESCRIPTORS
     detail::tcgen05_shift_taddr_check<PtxgenDesc0>::run(taddr);

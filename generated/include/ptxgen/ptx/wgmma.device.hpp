@@ -105,6 +105,38 @@ struct wgmma_mma_async_sp_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_a_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_b_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_sp_a_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_sp_b_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct wgmma_mma_async_d_element_type {
@@ -265,9 +297,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #endif
 }
 
-// wgmma_mma_async with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -280,10 +310,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b, imm_trans_a, imm_trans_b);
 }
@@ -386,9 +414,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #endif
 }
 
-// wgmma_mma_async_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -400,8 +426,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b, imm_trans_b);
 }
@@ -523,9 +548,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #endif
 }
 
-// wgmma_mma_async with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -536,10 +559,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b);
 }
@@ -662,9 +683,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #endif
 }
 
-// wgmma_mma_async_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -675,8 +694,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b);
 }
@@ -777,9 +795,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #endif
 }
 
-// wgmma_mma_async with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -788,10 +804,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d);
 }
@@ -893,9 +907,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #endif
 }
 
-// wgmma_mma_async_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -904,8 +916,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d);
 }
@@ -1016,9 +1027,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #endif
 }
 
-// wgmma_mma_async_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1033,10 +1042,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b, imm_trans_a, imm_trans_b);
 }
@@ -1144,9 +1151,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #endif
 }
 
-// wgmma_mma_async_sp_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1160,8 +1165,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmTransB> imm_trans_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b, imm_trans_b);
 }
@@ -1288,9 +1292,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #endif
 }
 
-// wgmma_mma_async_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1303,10 +1305,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b);
 }
@@ -1434,9 +1434,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #endif
 }
 
-// wgmma_mma_async_sp_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1449,8 +1447,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     imm_t<PtxgenImmScaleB> imm_scale_b
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b);
 }
@@ -1553,9 +1550,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #endif
 }
 
-// wgmma_mma_async_sp with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1566,10 +1561,8 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
-    static_assert(detail::desc_is<PtxgenDesc1>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
 #endif
     return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d);
 }
@@ -1673,9 +1666,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #endif
 }
 
-// wgmma_mma_async_sp_regs with descriptor objects for its descriptor operands: each takes the word, a
-// descriptor object or ptxgen::ptx::static_desc<object> (a constant: checked at compile time); an
-// object is checked at run time under PTXGEN_PTX_CHECK_DESCRIPTORS (target.hpp).
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
 template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
 PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     PtxgenElem0 (&d)[PtxgenLength0],
@@ -1686,8 +1677,7 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
     bool scale_d
 ) {
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
-    static_assert(detail::desc_is<PtxgenDesc0>("wgmma_desc"),
-                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
 #endif
     return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d);
 }
