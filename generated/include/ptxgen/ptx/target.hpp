@@ -185,13 +185,12 @@
 #endif
 #endif
 
-// Whether a wrapper given a descriptor object (not a constant one: ptxgen::ptx::desc) checks
-// it at run time against the rules of the form (the descriptor_rules.hpp checks; a broken
-// rule prints the rule and traps) and encodes it with encode() (which traps on an invalid
-// field) rather than encode_unchecked(): by default where NDEBUG is not defined, as
-// assert(); define it to 0 or 1 before including ptxgen headers to choose. Off, an object
-// costs what its word costs. A constant descriptor (static_desc<obj>) is checked at compile time
-// either way.
+// Whether a wrapper given a run-time descriptor object checks it against the rules of the
+// form (the checks of descriptor_rules.hpp; a broken rule is printed, then trap) and encodes
+// it with encode() (which traps on an invalid field) rather than encode_unchecked(): by
+// default where NDEBUG is not defined, as assert(); define it to 0 or 1 before including
+// ptxgen headers to choose. Off, an object costs what its word costs. A constant one
+// (static_desc<obj>) is checked at compile time either way.
 #ifndef PTXGEN_PTX_CHECK_DESCRIPTORS
 #if defined(NDEBUG)
 #define PTXGEN_PTX_CHECK_DESCRIPTORS 0
