@@ -219,10 +219,13 @@ def answer(iset: InstructionSet, opcode: str, target: str | None = None,
             lines.append(f"{opcode}: not supported on {target} at PTX ISA {asked}: {why}{spelled}")
             lines.append(f"  supported on: {_where(union, targets)}")
     calls = [c for c in dict.fromkeys(calls_for(f) for f in found.forms) if c is not None]
-    result["calls"] = [{"wrapper": c.wrapper, "cpp": c.cpp, "python": c.python} for c in calls]
+    result["calls"] = [{"wrapper": c.wrapper, "cpp": c.cpp, "python": c.python,
+                        "cpp_objects": c.objects} for c in calls]
     for c in calls:
         lines.append(f"  C++:    {c.cpp}")
         lines.append(f"  Python: {c.python}")
+        if c.objects:
+            lines.append(f"  C++ with descriptor objects: {c.objects}")
     gated = _value_gates(found.forms, targets, toolkit, version)
     result["value_gates"] = gated
     for g in gated:

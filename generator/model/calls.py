@@ -31,6 +31,9 @@ class Calls:
     wrapper: str  # the C++ wrapper's name (ptxgen::ptx::NAME)
     cpp: str
     python: str
+    #: the C++ call with the descriptor operands given as constant descriptor objects
+    #: (``ptxgen::ptx::static_desc<idesc>{}``, issue 28) and what each is, or None: no descriptor
+    objects: str | None = None
 
 
 def wrapper_of(form: Form) -> Wrapper | None:
@@ -96,6 +99,7 @@ def calls_for(form: Form) -> Calls | None:
                   key=lambda q: q.optional)
     targs = [f"/*{q.name}=*/{_cpp_value(ins, q.name, form.params[q.name])}" for q in free]
     args: list[str] = []
+    descs: dict[int, str] = {}  # index in args -> what the descriptor operand takes
     outs: list[str] = []
     py = [f"{q.name}={_py_value(ins, q.name, form.params[q.name])}"
           for q in ins.qualifiers
@@ -118,13 +122,21 @@ def calls_for(form: Form) -> Calls | None:
             outs.append(name)
         else:
             args.append(f"/*{name}=*/{name}")
+            link = ins.descriptor_links.get(u.name)
+            if link is not None and u.kind not in ("vector", "immediate"):
+                kind = f" .{link[1]}::{form.params[link[1]]}" if link[1] else ""
+                descs[len(args) - 1] = f"{name}: ptxgen/{link[0]}.hpp{kind}"
     name = wrapper_name(form, w)
-    call = f"ptxgen::ptx::{name}" + (f"<{', '.join(targs)}>" if targs else "")
-    call += f"({', '.join(args)})"
-    if outs:
-        call = f"{outs[0]} = {call}" if len(outs) == 1 else (
-            f"auto [{', '.join(outs)}] = {call}")
-    return Calls(name, call + ";", f"ptxgen.isa.ptx.{escape.ident(ins.id)}({', '.join(py)})")
+    head = f"ptxgen::ptx::{name}" + (f"<{', '.join(targs)}>" if targs else "")
+    lhs = (f"{outs[0]} = " if len(outs) == 1 else f"auto [{', '.join(outs)}] = ") if outs else ""
+    objects = None
+    if descs:
+        oargs = [f"/*{a.split('=*/')[1]}=*/ptxgen::ptx::static_desc<{a.split('=*/')[1]}>{{}}"
+                 if i in descs else a for i, a in enumerate(args)]
+        objects = (f"{lhs}{head}({', '.join(oargs)});  // static constexpr descriptor objects "
+                   f"({'; '.join(descs.values())}); a run-time object is passed as it is")
+    return Calls(name, f"{lhs}{head}({', '.join(args)});",
+                 f"ptxgen.isa.ptx.{escape.ident(ins.id)}({', '.join(py)})", objects)
 
 
 _INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uU]?")

@@ -6,6 +6,10 @@ nullptr when the word satisfies every rule that applies to the form, else a mess
 naming the rule. The template parameters are the qualifier that selects the
 descriptor's kind and the qualifiers the rules' conditions name (the same enums as the
 wrappers); the word is decoded with the generated descriptor header of that kind.
+Beside each checker, ``detail::<id>_<operand>_check<D, Qualifiers...>``: what a wrapper
+given a descriptor object checks (issue 28, ``desc_args``): a constant (``static_desc<obj>``)
+at compile time, one static_assert per message the checker can return, an object at run
+time; and an object of another kind (its class's ``kind_name()``) at compile time.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from ptxgen import escape
+from ptxgen.emit.cpp import desc_args
 from ptxgen.emit.cpp.descriptors import in_values
 from ptxgen.emit.cpp.wrappers import NS, _Cond, cpp_bool, template_param, tparam
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
 from ptxgen.model.descriptors import Descriptor, Field, Layout, Variant
-from ptxgen.model.instructions import DescriptorRule, Instruction, Qualifier, vkey
+from ptxgen.model.instructions import DescriptorRule, Instruction
 
 OUT = "include/ptxgen/ptx/descriptor_rules.hpp"
 
@@ -99,23 +104,28 @@ def _placements(desc: Descriptor, kind: str | None, index: dict[str, int],
     return out
 
 
-def _introduced(ins: Instruction, q: Qualifier) -> tuple[int, ...]:
-    """The oldest PTX ISA version of a form that writes qualifier ``q``."""
-    return min((vkey(f.support.since) for f in ins.forms
-                if f.params[q.name] != q.absent and f.support.since), default=(0,))
+def _kind_check(ins: Instruction, operand: str, kind_of: str | None,
+                names: dict[str, str]) -> dict[str, Any]:
+    """What the check struct needs to refuse, at compile time, a descriptor object whose
+    class is of another kind than the wrapper's kind qualifier (an InstrDescI8 for
+    .kind::f16, run-time objects too: the class says it)."""
+    if not kind_of:
+        return {"kinds": []}
+    q = ins.qualifier(kind_of)
+    cond = _Cond(ins, {}, names)
+    return {"kinds": [{"value": cond.value(q, k), "name": k} for k in q.domain],
+            "kind_tparam": names[kind_of],
+            "kind_param": template_param(ins, q, required=True),
+            "kind_message": escape.cpp_str(
+                f"ptxgen: {ins.name}: {operand}: the descriptor object is of another "
+                f".{kind_of} than the wrapper's (its class's kind_name() is not the "
+                f"{kind_of} template argument)")}
 
 
 def _checker(ins: Instruction, operand: str, desc: Descriptor,
              kind_of: str | None, index: dict[str, int]) -> dict[str, Any]:
     rules = [r for r in ins.descriptor_rules if r.operand == operand]
-    named = {n for r in rules for n in r.when.names} | ({kind_of} if kind_of else set())
-    quals = [q for q in ins.qualifiers if q.name in named]
-    # in the wrappers' order (issue 28): the qualifiers without a default in the opcode's
-    # order (cta_group, kind), then the others; within those, the ones of later PTX ISA
-    # versions after the older ones (a release adds its parameters at the end:
-    # .decompress::lut::b of 9.4 after .ashift)
-    quals.sort(key=lambda q: ((q.flag or q.optional) and q.name != kind_of,
-                              _introduced(ins, q) if q.flag or q.optional else (0,)))
+    quals = desc_args.checker_quals(ins, operand)  # in the wrappers' order (issue 28)
     names = {q.name: tparam(q.name) for q in quals}
     params = [template_param(ins, q, required=q.name == kind_of) for q in quals]
     # A checker with target-dependent rules, or of a descriptor whose layout depends on
@@ -180,10 +190,37 @@ def _checker(ins: Instruction, operand: str, desc: Descriptor,
                     f"{'; '.join(desc.layout_where(v) for v in (*desc.variants, None))}.",
                     "A kind without a layout on the target, or a word only another layout",
                     "takes, is refused with a message that names where it is valid."]
-    return {"name": escape.ident(f"{ins.id}_{operand}_problem"),
+    name = escape.ident(f"{ins.id}_{operand}_problem")
+    qnames = [tparam(q.name) for q in quals]
+    call = f"{name}<{', '.join(qnames)}>" if params else name
+    messages = [m for b in branches for m in (
+        [b["absent"]] if b["absent"] else
+        [e["message"] for e in b["elsewhere"]] + [b["invalid"]]
+        + [k["message"] for k in b["checks"]])]
+    # the spelling before issue 28 (the kind first): kept, deprecated
+    old = sorted(quals, key=lambda q: q.name != kind_of)
+    deprecated = None
+    if old != quals:
+        deprecated = {
+            "template": ", ".join(
+                [template_param(ins, q, required=q.name == kind_of) for q in old]
+                + ([f"int {TARGET} = PTXGEN_PTX_TARGET"] if by_target else [])),
+            "call": f"{name}<{', '.join(qnames + ([TARGET] if by_target else []))}>",
+            "message": escape.cpp_str(
+                f"ptxgen: {name}<{', '.join(q.name for q in old)}> is deprecated: the "
+                f"qualifiers are in the wrappers' order, {name}<"
+                f"{', '.join(q.name for q in quals)}>")}
+    return {"name": name,
             "template": ", ".join(params), "word": "std::uint64_t"
             if desc.word_bits == 64 else "std::uint32_t", "branches": branches,
-            "doc": [escape.cpp_comment_text(x) for x in doc]}
+            "doc": [escape.cpp_comment_text(x) for x in doc],
+            "deprecated": deprecated,
+            "check": {"name": desc_args.check_name(ins, operand), "operand": operand,
+                      "head": ", ".join(template_param(ins, q, required=True) for q in quals),
+                      "names": ", ".join(["static_desc<PtxgenValue>"] + qnames),
+                      "qnames": ", ".join(qnames),
+                      "call": call, "messages": list(dict.fromkeys(messages)),
+                      "desc": desc.name, **_kind_check(ins, operand, kind_of, names)}}
 
 
 def emit(spec: Spec) -> Files:

@@ -84,6 +84,7 @@ from itertools import accumulate
 from typing import Any
 
 from ptxgen import escape
+from ptxgen.emit.cpp import desc_args
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
 from ptxgen.model.calls import wrapper_name
@@ -765,6 +766,7 @@ class _Wrapper:
         rets: list[tuple[str, str, str]] = []  # returned outputs: type, local type, name
         arrays: list[str] = []
         array_checks: list[tuple[str, str | None]] = []
+        desc_params: list[tuple[int, str]] = []  # (index in params, operand) of descriptors
         for u in first.operands:
             op = next(o for o in ins.operands
                       if o.name == u.name or any(a.name == u.name for a in o.choice))
@@ -826,6 +828,8 @@ class _Wrapper:
                 # reference, an output constraint of the asm statement
                 params.append(f"{self.operand_ctype(op, alt, u.kind)}& {pname}")
             else:
+                if u.name in ins.descriptor_links:
+                    desc_params.append((len(params), u.name))
                 params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
         rules: list[tuple[str, str | None]] = []
         for r in ins.rules:
@@ -877,7 +881,7 @@ class _Wrapper:
                     + "."),
             }
         ret_type = (result_struct["name"] if result_struct else rets[0][0]) if rets else "void"
-        return {"name": name, "arrays": arrays_of, "ret": ret_type,
+        ov = {"name": name, "arrays": arrays_of, "ret": ret_type,
                 "result_struct": result_struct,
                 "result_decl": " ".join(f"{lt} {n}{{}};" for _, lt, n in rets) or None,
                 "result": (f"return {{{', '.join(values)}}};" if result_struct
@@ -888,6 +892,11 @@ class _Wrapper:
                     self.domain_asserts() + rules + [a for a in asserts if a] + array_checks),
                 "fallback": fallback, "doc": doc,
                 "forms": table, "direct": direct}
+        ov["objects"] = desc_args.object_overload(
+            ins, ov, desc_params,
+            lambda q: cond.value(q, fixed[q.name]) if q.name in fixed else self.exprs[q.name],
+            lambda q: template_param(ins, q, required=True)) if desc_params else None
+        return ov
 
     def _description(self, name: str) -> str:
         op, alt = self._op_alt(name)
@@ -1509,7 +1518,8 @@ def _fence_overloads(iset: InstructionSet, ins: Instruction, w: Wrapper,
             "params": [f"PtxgenT (&{name})[PtxgenN]"],
             "statements": _statements([(_int_test("PtxgenN", counts), msg)])
             + [f"{call};", f"fence_operand({name});"],
-            "fallback": ov["fallback"], "doc": doc, "forms": None, "direct": []})
+            "fallback": ov["fallback"], "doc": doc, "forms": None, "direct": [],
+            "objects": None})
     return out
 
 
@@ -1644,6 +1654,10 @@ def header_view(iset: InstructionSet, rel: str, instrs: list[Instruction],
             "forms_notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrapper_forms.hpp.j2")],
             "checkers": checkers, "traits": list(traits.values()),
+            "check_declarations": list({d["name"]: d for f in functions if f["objects"]
+                                        for d in f["objects"]["declarations"]}.values()),
+            "operand_checks": list({d["name"]: d for f in functions if f["objects"]
+                                    for d in f["objects"]["operand_checks"]}.values()),
             "functions": functions, "externs": sorted(externs),
             "notice": [escape.cpp_comment_text(x) for x in generated_notice(
                 [rel, "spec/targets.yaml"], "cpp/wrappers.hpp.j2")],

@@ -109,6 +109,48 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_a_desc_problem(std::uint64_t word) 
     return nullptr;
 }
 
+namespace detail {
+
+/**
+ * The check of a wrapper whose operand a_desc is given a descriptor object
+ * (desc_args in the generator): run() checks an object at run time (under
+ * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_mma_a_desc_problem; the specialization for a constant,
+ * static_desc<obj>, checks it at compile time, one static_assert per rule.
+ */
+template <class PtxgenD>
+struct tcgen05_mma_a_desc_check<PtxgenD, void> {
+    PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
+        if constexpr (desc_arg<PtxgenD>::kind == 1) {
+            if (const char* p = tcgen05_mma_a_desc_problem<>(x.encode_unchecked())) {
+                descriptor_refused(p);
+            }
+        }
+    }
+    static constexpr bool ok = true;
+};
+template <const auto& PtxgenValue>
+struct tcgen05_mma_a_desc_check<static_desc<PtxgenValue>, void> {
+    static constexpr const char* problem = tcgen05_mma_a_desc_problem<>(static_desc<PtxgenValue>::word);
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]"),
+                  "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-a]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]"),
+                  "ptxgen: tcgen05.mma: a_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-a]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in any of its layouts");
+    PTXGEN_PTX_DEVICE static void run(static_desc<PtxgenValue>) {}
+    static constexpr bool ok = true;
+};
+
+}  // namespace detail
+
 /**
  * `tcgen05.mma`: the rules on the value of `b_desc` (smem_desc), which ptxas
  * cannot check (it is a run-time register). nullptr when the word satisfies every
@@ -186,6 +228,48 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_b_desc_problem(std::uint64_t word) 
     }
     return nullptr;
 }
+
+namespace detail {
+
+/**
+ * The check of a wrapper whose operand b_desc is given a descriptor object
+ * (desc_args in the generator): run() checks an object at run time (under
+ * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_mma_b_desc_problem; the specialization for a constant,
+ * static_desc<obj>, checks it at compile time, one static_assert per rule.
+ */
+template <class PtxgenD>
+struct tcgen05_mma_b_desc_check<PtxgenD, void> {
+    PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
+        if constexpr (desc_arg<PtxgenD>::kind == 1) {
+            if (const char* p = tcgen05_mma_b_desc_problem<>(x.encode_unchecked())) {
+                descriptor_refused(p);
+            }
+        }
+    }
+    static constexpr bool ok = true;
+};
+template <const auto& PtxgenValue>
+struct tcgen05_mma_b_desc_check<static_desc<PtxgenValue>, void> {
+    static constexpr const char* problem = tcgen05_mma_b_desc_problem<>(static_desc<PtxgenValue>::word);
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]"),
+                  "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute-b]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]"),
+                  "ptxgen: tcgen05.mma: b_desc: the byte address mode of the leading dimension stride (lbo_mode = 1) takes only the 128-Byte swizzle (swizzle = 128b) and matrix base offset 0 [lbo-absolute-128b-b]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in any of its layouts");
+    PTXGEN_PTX_DEVICE static void run(static_desc<PtxgenValue>) {}
+    static constexpr bool ok = true;
+};
+
+}  // namespace detail
 
 /**
  * `tcgen05.mma`: the rules on the value of `idesc` (instr_desc), which ptxas
@@ -1145,6 +1229,182 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) n
     return nullptr;
 }
 
+/** The order of the template parameters before issue 28: deprecated, the same check. */
+template <tcgen05_mma_kind PtxgenKind, int PtxgenCtaGroup, bool PtxgenWs = false, bool PtxgenSp = false, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, bool PtxgenAshift = false, bool PtxgenDecompress = false, int PtxgenTarget = PTXGEN_PTX_TARGET>
+[[deprecated("ptxgen: tcgen05_mma_idesc_problem<kind, cta_group, ws, sp, scale_vectorsize, ashift, decompress> is deprecated: the qualifiers are in the wrappers' order, tcgen05_mma_idesc_problem<cta_group, kind, ws, sp, scale_vectorsize, ashift, decompress>")]]
+PTXGEN_PTX_CONSTEXPR const char* tcgen05_mma_idesc_problem(std::uint32_t word) noexcept {
+    return tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, PtxgenTarget>(word);
+}
+
+namespace detail {
+
+/**
+ * The check of a wrapper whose operand idesc is given a descriptor object
+ * (desc_args in the generator): run() checks an object at run time (under
+ * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_mma_idesc_problem; the specialization for a constant,
+ * static_desc<obj>, checks it at compile time, one static_assert per rule.
+ */
+/** Whether a descriptor object given for idesc is of the wrapper's kind (a word: true). */
+template <class PtxgenD, tcgen05_mma_kind PtxgenKind>
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_idesc_check_kind() noexcept {
+    if constexpr (desc_arg<PtxgenD>::kind == 0) {
+        return true;
+    } else if (!str_eq(desc_arg<PtxgenD>::name(), "instr_desc")) {
+        return true;  // another descriptor: the wrapper refuses it
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::f16) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "f16");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::tf32) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "tf32");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::f8f6f4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "f8f6f4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::i8) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "i8");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf8f6f4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf8f6f4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::mxf4nvf4) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "mxf4nvf4");
+    } else if constexpr (PtxgenKind == tcgen05_mma_kind::ti16) {
+        return str_eq(desc_arg<PtxgenD>::kind_name(), "ti16");
+    } else {
+        return true;
+    }
+}
+
+template <class PtxgenD, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
+struct tcgen05_mma_idesc_check<PtxgenD, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, void> {
+    static_assert(tcgen05_mma_idesc_check_kind<PtxgenD, PtxgenKind>(),
+                  "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
+    PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
+        if constexpr (desc_arg<PtxgenD>::kind == 1) {
+            if (const char* p = tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress>(x.encode_unchecked())) {
+                descriptor_refused(p);
+            }
+        }
+    }
+    static constexpr bool ok = true;
+};
+template <const auto& PtxgenValue, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
+struct tcgen05_mma_idesc_check<static_desc<PtxgenValue>, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, void> {
+    static constexpr bool kind_ok = tcgen05_mma_idesc_check_kind<static_desc<PtxgenValue>, PtxgenKind>();
+    static_assert(kind_ok, "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
+    static constexpr const char* problem =
+        kind_ok ? tcgen05_mma_idesc_problem<PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress>(static_desc<PtxgenValue>::word) : nullptr;
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]"),
+                  "ptxgen: tcgen05.mma: idesc: .ashift is only allowed with M = 128 or M = 256 [ashift-m]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]"),
+                  "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp needs an instruction descriptor whose sparsity field says sparse [sp-sparse-idesc]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]"),
+                  "ptxgen: tcgen05.mma: idesc: a dense tcgen05.mma (without .sp) needs an instruction descriptor whose sparsity field says dense [dense-idesc]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]"),
+                  "ptxgen: tcgen05.mma: idesc: .decompress::lut::b does not take a transposed B (transpose_b = 0) [lut-b-no-transpose-b]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 64 or 128 and N = 8 to 256 in steps of 8 [shape-cta-group-1]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::f16, .kind::tf32 or .kind::f8f6f4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-cta-group-2]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]"),
+                  "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws takes M = 32, 64 or 128 and N = 64, 128 or 256 [shape-ws]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]"),
+                  "ptxgen: tcgen05.mma: idesc: tcgen05.mma.ws.sp takes M = 32, 64 or 128 and N = 64 or 128 [shape-ws-sp]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f16) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind tf32) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]"),
+                  "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 A (transpose_a = 0) [fp6-fp4-k64-no-transpose-a]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]"),
+                  "ptxgen: tcgen05.mma: idesc: a dense K = 64 MMA does not transpose an E3M2 / E2M3 / E2M1 B (transpose_b = 0) [fp6-fp4-k64-no-transpose-b]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind f8f6f4) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: instr_desc .kind::i8 does not exist in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it exists only in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: instr_desc .kind::i8 does not exist in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it exists only in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::i8 takes M = 64 or 128 and N = 8, 16, 24, 32, then 48 to 256 in steps of 16 [shape-i8-cta-group-1]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 to 256 in steps of 32 [shape-i8-cta-group-2]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::i8 takes M = 128 or 256 and N = 32 to 256 in steps of 32 [shape-i8-cta-group-2]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind i8) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::1 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 and N = 8 to 256 in steps of 8 [shape-block-scaled-cta-group-1]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]"),
+                  "ptxgen: tcgen05.mma: idesc: .cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 128 or 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]"),
+                  "ptxgen: tcgen05.mma: idesc: tcgen05.mma.sp.cta_group::2 with .kind::mxf8f6f4, .kind::mxf4 or .kind::mxf4nvf4 takes M = 256 and N = 16 to 256 in steps of 16 [shape-block-scaled-cta-group-2-sp]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf8f6f4) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]"),
+                  "ptxgen: tcgen05.mma: idesc: .scale_vec::2X and .scale_vec::4X with .kind::mxf4 / .kind::mxf4nvf4 only describe K = 64 (dense) or K = 128 (sparse), k_dim = 0; for K = 96 write .block32 or .block16 [scale-vec-k]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]"),
+                  "ptxgen: tcgen05.mma: idesc: a sparse .kind::mxf4 / .kind::mxf4nvf4 instruction descriptor needs sparsity version v1 (sparsity_version = 1) (on sm_107f) [sparsity-version-sm107]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]"),
+                  "ptxgen: tcgen05.mma: idesc: UE4M3 scale factors with .block32 (.scale_vec::2X) need sm_107a / sm_107f; elsewhere .kind::mxf4nvf4 takes UE8M0 scales with it (UE4M3 with .block16 / .scale_vec::4X) (on every target but sm_107f) [ue4m3-block32-sm107]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind mxf4nvf4) word in any of its layouts");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: instr_desc .kind::ti16 does not exist in the baseline tables (every target but sm_107a, sm_107f); it exists only in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.mma: idesc: instr_desc .kind::ti16 does not exist in the baseline tables (every target but sm_107a, sm_107f); it exists only in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in any of its layouts"),
+                  "ptxgen: tcgen05.mma: idesc: not a valid instr_desc (kind ti16) word in any of its layouts");
+    PTXGEN_PTX_DEVICE static void run(static_desc<PtxgenValue>) {}
+    static constexpr bool ok = true;
+};
+
+}  // namespace detail
+
 /**
  * `tcgen05.cp`: the rules on the value of `s_desc` (smem_desc), which ptxas
  * cannot check (it is a run-time register). nullptr when the word satisfies every
@@ -1210,6 +1470,46 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_cp_s_desc_problem(std::uint64_t word) n
     return nullptr;
 }
 
+namespace detail {
+
+/**
+ * The check of a wrapper whose operand s_desc is given a descriptor object
+ * (desc_args in the generator): run() checks an object at run time (under
+ * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_cp_s_desc_problem; the specialization for a constant,
+ * static_desc<obj>, checks it at compile time, one static_assert per rule.
+ */
+template <class PtxgenD>
+struct tcgen05_cp_s_desc_check<PtxgenD, void> {
+    PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
+        if constexpr (desc_arg<PtxgenD>::kind == 1) {
+            if (const char* p = tcgen05_cp_s_desc_problem<>(x.encode_unchecked())) {
+                descriptor_refused(p);
+            }
+        }
+    }
+    static constexpr bool ok = true;
+};
+template <const auto& PtxgenValue>
+struct tcgen05_cp_s_desc_check<static_desc<PtxgenValue>, void> {
+    static constexpr const char* problem = tcgen05_cp_s_desc_problem<>(static_desc<PtxgenValue>::word);
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
+                  "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4"),
+                  "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]"),
+                  "ptxgen: tcgen05.cp: s_desc: the byte address mode of the leading dimension stride (shared memory descriptor lbo_mode = 1) is supported on sm_103a only (on every target but sm_103a) [lbo-mode-absolute]");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only"),
+                  "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f); it is valid in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4 only");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)"),
+                  "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the baseline tables (every target but sm_107a, sm_107f)");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in any of its layouts"),
+                  "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in any of its layouts");
+    PTXGEN_PTX_DEVICE static void run(static_desc<PtxgenValue>) {}
+    static constexpr bool ok = true;
+};
+
+}  // namespace detail
+
 /**
  * `tcgen05.shift`: the rules on the value of `taddr` (tmem_addr), which ptxas
  * cannot check (it is a run-time register). nullptr when the word satisfies every
@@ -1229,6 +1529,38 @@ PTXGEN_PTX_CONSTEXPR const char* tcgen05_shift_taddr_problem(std::uint32_t word)
     }
     return nullptr;
 }
+
+namespace detail {
+
+/**
+ * The check of a wrapper whose operand taddr is given a descriptor object
+ * (desc_args in the generator): run() checks an object at run time (under
+ * PTXGEN_PTX_CHECK_DESCRIPTORS) with tcgen05_shift_taddr_problem; the specialization for a constant,
+ * static_desc<obj>, checks it at compile time, one static_assert per rule.
+ */
+template <class PtxgenD>
+struct tcgen05_shift_taddr_check<PtxgenD, void> {
+    PTXGEN_PTX_DEVICE static void run([[maybe_unused]] PtxgenD x) {
+        if constexpr (desc_arg<PtxgenD>::kind == 1) {
+            if (const char* p = tcgen05_shift_taddr_problem(x.encode_unchecked())) {
+                descriptor_refused(p);
+            }
+        }
+    }
+    static constexpr bool ok = true;
+};
+template <const auto& PtxgenValue>
+struct tcgen05_shift_taddr_check<static_desc<PtxgenValue>, void> {
+    static constexpr const char* problem = tcgen05_shift_taddr_problem(static_desc<PtxgenValue>::word);
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.shift: taddr: not a valid tmem_addr word"),
+                  "ptxgen: tcgen05.shift: taddr: not a valid tmem_addr word");
+    static_assert(!str_eq(problem, "ptxgen: tcgen05.shift: taddr: the lane of tcgen05.shift's taddr must be aligned to 32 (0, 32, 64 or 96 of the 128 lanes) [shift-lane-aligned]"),
+                  "ptxgen: tcgen05.shift: taddr: the lane of tcgen05.shift's taddr must be aligned to 32 (0, 32, 64 or 96 of the 128 lanes) [shift-lane-aligned]");
+    PTXGEN_PTX_DEVICE static void run(static_desc<PtxgenValue>) {}
+    static constexpr bool ok = true;
+};
+
+}  // namespace detail
 
 }  // namespace ptxgen::ptx
 

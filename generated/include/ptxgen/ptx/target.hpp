@@ -185,6 +185,20 @@
 #endif
 #endif
 
+// Whether a wrapper given a run-time descriptor object checks it against the rules of the
+// form (the checks of descriptor_rules.hpp; a broken rule is printed, then trap) and encodes
+// it with encode() (which traps on an invalid field) rather than encode_unchecked(): by
+// default where NDEBUG is not defined, as assert(); define it to 0 or 1 before including
+// ptxgen headers to choose. Off, an object costs what its word costs. A constant one
+// (static_desc<obj>) is checked at compile time either way.
+#ifndef PTXGEN_PTX_CHECK_DESCRIPTORS
+#if defined(NDEBUG)
+#define PTXGEN_PTX_CHECK_DESCRIPTORS 0
+#else
+#define PTXGEN_PTX_CHECK_DESCRIPTORS 1
+#endif
+#endif
+
 namespace ptxgen::ptx {
 
 /// The targets of the spec, in the order of the support masks.
@@ -236,6 +250,92 @@ struct imms_t {
 };
 template <long long... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
+
+/// A descriptor known at compile time, as a wrapper operand: static_desc<obj>{} for a `static
+/// constexpr` descriptor object obj (ptxgen/instr_desc.hpp, smem_desc.hpp, ...; at namespace
+/// scope or in a function). The wrapper checks it against the rules of the form at compile
+/// time (a static_assert naming the rule) and passes its word, a constant.
+template <const auto& PtxgenValue>
+struct static_desc {
+    static constexpr auto word = PtxgenValue.encode();
+};
+
+namespace detail {
+/// What a descriptor operand of a wrapper was given: a word (0), a descriptor object
+/// (1: a class with descriptor_name() and encode()) or a constant one, static_desc<obj> (2).
+template <class PtxgenT, class = void>
+struct desc_arg {
+    static constexpr int kind = 0;
+    PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return nullptr; }
+};
+template <class PtxgenT>
+struct desc_arg<PtxgenT, decltype(void(PtxgenT::descriptor_name()))> {
+    static constexpr int kind = 1;
+    PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenT::descriptor_name(); }
+    PTXGEN_PTX_CONSTEXPR static const char* kind_name() noexcept { return PtxgenT::kind_name(); }
+};
+template <const auto& PtxgenValue>
+struct desc_arg<static_desc<PtxgenValue>, void> {
+    static constexpr int kind = 2;
+    PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenValue.descriptor_name(); }
+    PTXGEN_PTX_CONSTEXPR static const char* kind_name() noexcept { return PtxgenValue.kind_name(); }
+};
+
+/// The word of a descriptor operand: a word as given, an object's encode() (or, without
+/// PTXGEN_PTX_CHECK_DESCRIPTORS, encode_unchecked()), a constant's word.
+template <class PtxgenT>
+PTXGEN_PTX_CONSTEXPR auto desc_word(const PtxgenT& x) noexcept {
+    if constexpr (desc_arg<PtxgenT>::kind == 0) {
+        return x;
+    } else if constexpr (desc_arg<PtxgenT>::kind == 2) {
+        return PtxgenT::word;
+    } else if constexpr (PTXGEN_PTX_CHECK_DESCRIPTORS) {
+        return x.encode();
+    } else {
+        return x.encode_unchecked();
+    }
+}
+
+/// Two C strings are equal (nullptr equals only nullptr), in a constant expression too.
+PTXGEN_PTX_CONSTEXPR bool str_eq(const char* a, const char* b) noexcept {
+    if (a == nullptr || b == nullptr) {
+        return a == b;
+    }
+    while (*a != '\0' && *a == *b) {
+        ++a;
+        ++b;
+    }
+    return *a == *b;
+}
+
+/// Whether a descriptor operand was given a word or an object of descriptor `name`.
+template <class PtxgenT>
+PTXGEN_PTX_CONSTEXPR bool desc_is(const char* name) noexcept {
+    return desc_arg<PtxgenT>::kind == 0 || str_eq(desc_arg<PtxgenT>::name(), name);
+}
+
+template <bool PtxgenB>
+struct enable_if {};
+template <>
+struct enable_if<true> {
+    using type = int;
+};
+
+/// Whether any operand of a call is a descriptor object (the object overloads take part).
+template <class... PtxgenT>
+inline constexpr bool any_desc_object = ((desc_arg<PtxgenT>::kind != 0) || ...);
+
+/// What a wrapper does at run time with a descriptor object that breaks a rule of the
+/// form (PTXGEN_PTX_CHECK_DESCRIPTORS): prints the rule and stops the thread.
+PTXGEN_PTX_DEVICE void descriptor_refused([[maybe_unused]] const char* what) {
+#if defined(__CUDA_ARCH__)
+#if !defined(__CUDACC_RTC__)  // (NVRTC: no <cstdio> to rely on; the trap alone)
+    printf("%s\n", what);
+#endif
+    __trap();
+#endif
+}
+}  // namespace detail
 
 namespace detail {
 /// An operand of a wrapper as the host pass declares it (see the wrapper headers): takes

@@ -94,6 +94,78 @@ struct tcgen05_mma_ws_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_d_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand d_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_a_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.mma: operand a_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_b_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.mma: operand b_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_idesc_is {
+    static_assert(desc_is<PtxgenD>("instr_desc"),
+                  "ptxgen: tcgen05.mma: operand idesc takes the instr_desc word, an object of ptxgen/instr_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_a_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_scale_a_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand scale_a_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_scale_b_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand scale_b_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_lut_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand lut_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_mma_sp_meta_tmem_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.mma: operand sp_meta_tmem takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_mma_disable_output_lane_element_type {
@@ -187,6 +259,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -259,6 +357,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -342,6 +467,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -421,6 +573,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 #endif
 }
 
+// tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -498,6 +678,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -569,6 +773,31 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -653,6 +882,31 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 #endif
 }
 
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -729,6 +983,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -817,6 +1097,36 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
 #endif
 }
 
+// tcgen05_mma_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    PtxgenDesc4 scale_a_tmem,
+    PtxgenDesc5 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc5>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -903,6 +1213,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #endif
 }
 
+// tcgen05_mma_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    PtxgenDesc4 scale_a_tmem,
+    PtxgenDesc5 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc5>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+}
+
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
 // declarations (below).
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0xc0000ull)
@@ -969,6 +1307,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1040,6 +1406,35 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 #endif
 }
 
+// tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1102,6 +1497,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1171,6 +1592,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 #else
 template <auto... PtxgenQ>
@@ -1256,6 +1704,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
 #endif
 }
 
+// tcgen05_mma_block_scale_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    PtxgenDesc5 scale_a_tmem,
+    PtxgenDesc6 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_block_scale_decompress<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1327,6 +1807,36 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_block_scale_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 lut_tmem,
+    PtxgenDesc4 idesc,
+    PtxgenDesc5 scale_a_tmem,
+    PtxgenDesc6 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_lut_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_block_scale_decompress_tmem<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 #else
 template <auto... PtxgenQ>
@@ -1413,6 +1923,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1487,6 +2025,35 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1572,6 +2139,35 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1653,6 +2249,36 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 #endif
 }
 
+// tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1732,6 +2358,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1805,6 +2457,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1891,6 +2570,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 #endif
 }
 
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1969,6 +2675,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    const PtxgenElem0 (&disable_output_lane)[PtxgenLength0],
+    bool enable_input_d,
+    imm_t<PtxgenScaleInputD> scale_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2061,6 +2795,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
 #endif
 }
 
+// tcgen05_mma_sp_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    PtxgenDesc5 scale_a_tmem,
+    PtxgenDesc6 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2151,6 +2917,36 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 #endif
 }
 
+// tcgen05_mma_sp_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    PtxgenDesc5 scale_a_tmem,
+    PtxgenDesc6 scale_b_tmem,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::ok);
+    static_assert(detail::tcgen05_mma_scale_a_tmem_is<PtxgenDesc5>::ok);
+    static_assert(detail::tcgen05_mma_scale_b_tmem_is<PtxgenDesc6>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_sp_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2222,6 +3018,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_ws with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2299,6 +3121,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
 #endif
 }
 
+// tcgen05_mma_ws with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d,
+    std::uint64_t zero_column_mask
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, zero_column_mask);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2370,6 +3219,30 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_ws_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_tmem<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2447,6 +3320,31 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
 #endif
 }
 
+// tcgen05_mma_ws_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 idesc,
+    bool enable_input_d,
+    std::uint64_t zero_column_mask
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc3, 1, PtxgenKind, true, false, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_tmem<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, zero_column_mask);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2520,6 +3418,34 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_ws_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_sp<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2599,6 +3525,35 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
 #endif
 }
 
+// tcgen05_mma_ws_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_desc,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d,
+    std::uint64_t zero_column_mask
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_a_desc_check<PtxgenDesc1>::run(a_desc);
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_sp<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, zero_column_mask);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -2672,6 +3627,32 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_ws_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_sp_tmem<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2749,6 +3730,33 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_mma_ws_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_mma_kind PtxgenKind, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(
+    PtxgenDesc0 d_tmem,
+    PtxgenDesc1 a_tmem,
+    PtxgenDesc2 b_desc,
+    PtxgenDesc3 sp_meta_tmem,
+    PtxgenDesc4 idesc,
+    bool enable_input_d,
+    std::uint64_t zero_column_mask
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_mma_d_tmem_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_mma_a_tmem_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_is<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::ok);
+    static_assert(detail::tcgen05_mma_sp_meta_tmem_is<PtxgenDesc3>::ok);
+    static_assert(detail::tcgen05_mma_idesc_is<PtxgenDesc4>::ok);
+    static_assert(detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_mma_b_desc_check<PtxgenDesc2>::run(b_desc);
+    detail::tcgen05_mma_idesc_check<PtxgenDesc4, 1, PtxgenKind, true, true, tcgen05_mma_scale_vectorsize::none, false, false>::run(idesc);
+#endif
+#endif
+    return tcgen05_mma_ws_sp_tmem<PtxgenKind, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, zero_column_mask);
 }
 
 }  // namespace ptxgen::ptx

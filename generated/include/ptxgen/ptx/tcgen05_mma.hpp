@@ -75,6 +75,36 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane(bool, bool, int c
     return 0;
 }
 
+// The check of a descriptor object given for a_desc (the wrappers' object overloads):
+// descriptor_rules.hpp specializes it with the rules of the form; without that header an
+// object is refused with a message that names it (a word is never checked).
+template <class PtxgenD, class PtxgenRules = void>
+struct tcgen05_mma_a_desc_check {
+    static_assert(desc_arg<PtxgenD>::kind == 0, "ptxgen: tcgen05.mma: a descriptor object for a_desc is checked against the descriptor rules of the form: #include <ptxgen/ptx/descriptor_rules.hpp> before the call");
+    PTXGEN_PTX_DEVICE static void run(PtxgenD) {}
+    static constexpr bool ok = true;
+};
+
+// The check of a descriptor object given for b_desc (the wrappers' object overloads):
+// descriptor_rules.hpp specializes it with the rules of the form; without that header an
+// object is refused with a message that names it (a word is never checked).
+template <class PtxgenD, class PtxgenRules = void>
+struct tcgen05_mma_b_desc_check {
+    static_assert(desc_arg<PtxgenD>::kind == 0, "ptxgen: tcgen05.mma: a descriptor object for b_desc is checked against the descriptor rules of the form: #include <ptxgen/ptx/descriptor_rules.hpp> before the call");
+    PTXGEN_PTX_DEVICE static void run(PtxgenD) {}
+    static constexpr bool ok = true;
+};
+
+// The check of a descriptor object given for idesc (the wrappers' object overloads):
+// descriptor_rules.hpp specializes it with the rules of the form; without that header an
+// object is refused with a message that names it (a word is never checked).
+template <class PtxgenD, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress, class PtxgenRules = void>
+struct tcgen05_mma_idesc_check {
+    static_assert(desc_arg<PtxgenD>::kind == 0, "ptxgen: tcgen05.mma: a descriptor object for idesc is checked against the descriptor rules of the form: #include <ptxgen/ptx/descriptor_rules.hpp> before the call");
+    PTXGEN_PTX_DEVICE static void run(PtxgenD) {}
+    static constexpr bool ok = true;
+};
+
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();

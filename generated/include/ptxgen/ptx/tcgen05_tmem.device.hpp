@@ -110,6 +110,70 @@ struct tcgen05_st_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_dealloc_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.dealloc: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_red_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.red.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_ld_red_spcompress_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.ld.red.spcompress.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_st_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.st.sync.aligned: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_cp_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.cp: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_cp_s_desc_is {
+    static_assert(desc_is<PtxgenD>("smem_desc"),
+                  "ptxgen: tcgen05.cp: operand s_desc takes the smem_desc word, an object of ptxgen/smem_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct tcgen05_shift_taddr_is {
+    static_assert(desc_is<PtxgenD>("tmem_addr"),
+                  "ptxgen: tcgen05.shift: operand taddr takes the tmem_addr word, an object of ptxgen/tmem_addr.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct tcgen05_ld_r_element_type {
@@ -471,6 +535,18 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #endif
 }
 
+// tcgen05_dealloc with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc(
+    PtxgenDesc0 taddr,
+    std::uint32_t ncols
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_dealloc<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -529,6 +605,18 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc(
 #endif
 }
 
+// tcgen05_dealloc with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, long long PtxgenNcols, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc(
+    PtxgenDesc0 taddr,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_dealloc<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -583,6 +671,18 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_dealloc_exclusive with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
+    PtxgenDesc0 taddr,
+    std::uint32_t ncols
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_dealloc_exclusive<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -641,6 +741,18 @@ PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_dealloc_exclusive with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, long long PtxgenNcols, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_dealloc_exclusive(
+    PtxgenDesc0 taddr,
+    imm_t<PtxgenNcols> ncols
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_dealloc_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_dealloc_exclusive<PtxgenCtaGroup>(detail::desc_word(taddr), ncols);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -761,6 +873,18 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
 #endif
 }
 
+// tcgen05_ld with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_ld(
+    PtxgenElem0 (&r)[PtxgenLength0],
+    PtxgenDesc0 taddr
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_ld_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_ld<PtxgenShape, PtxgenNum, PtxgenPack>(r, detail::desc_word(taddr));
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -826,6 +950,19 @@ PTXGEN_PTX_DEVICE void tcgen05_ld(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_ld with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_ld_shape PtxgenShape, int PtxgenNum, bool PtxgenPack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_ld(
+    PtxgenElem0 (&r)[PtxgenLength0],
+    PtxgenDesc0 taddr,
+    imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_ld_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_ld<PtxgenShape, PtxgenNum, PtxgenPack>(r, detail::desc_word(taddr), imm_half_splitoff);
 }
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -903,6 +1040,18 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
     }
 #endif
     return redval;
+}
+
+// tcgen05_ld_red with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
+    PtxgenElem0 (&r)[PtxgenLength0],
+    PtxgenDesc0 taddr
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_ld_red_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_ld_red<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>(r, detail::desc_word(taddr));
 }
 
 #if defined(__CUDA_ARCH__)
@@ -985,6 +1134,19 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, 
 #endif
     return redval;
 }
+
+// tcgen05_ld_red with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(
+    PtxgenElem0 (&r)[PtxgenLength0],
+    PtxgenDesc0 taddr,
+    imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_ld_red_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_ld_red<PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenType, PtxgenAbs, PtxgenNan>(r, detail::desc_word(taddr), imm_half_splitoff);
+}
 #else
 template <tcgen05_ld_red_shape PtxgenShape, int PtxgenNum, tcgen05_ld_red_red_op PtxgenRedOp, tcgen05_ld_red_type PtxgenType, bool PtxgenAbs = false, bool PtxgenNan = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)> tcgen05_ld_red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_ld_red_is_only_on_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8(); return detail::reg_t<detail::tcgen05_ld_red_type_redval(PtxgenShape, PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan, PtxgenType)>{}; }
@@ -1066,6 +1228,19 @@ PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
 #endif
     return redval;
 }
+
+// tcgen05_ld_red_spcompress with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenNum, tcgen05_ld_red_spcompress_red_op PtxgenRedOp, bool PtxgenAbs = false, bool PtxgenNan = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(
+    PtxgenElem0 (&mdata)[PtxgenLength0],
+    PtxgenElem1 (&cdata)[PtxgenLength1],
+    PtxgenDesc0 taddr
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_ld_red_spcompress_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_ld_red_spcompress<PtxgenNum, PtxgenRedOp, PtxgenAbs, PtxgenNan>(mdata, cdata, detail::desc_word(taddr));
+}
 #else
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float tcgen05_ld_red_spcompress(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_tcgen05_ld_red_spcompress_is_only_on_sm_107a_from_ptx_isa_9_4(); return float{}; }
@@ -1137,6 +1312,18 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
 #endif
 }
 
+// tcgen05_st with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_st(
+    PtxgenDesc0 taddr,
+    const PtxgenElem0 (&r)[PtxgenLength0]
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_st_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_st<PtxgenShape, PtxgenNum, PtxgenUnpack>(detail::desc_word(taddr), r);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1202,6 +1389,19 @@ PTXGEN_PTX_DEVICE void tcgen05_st(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_st with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <tcgen05_st_shape PtxgenShape, int PtxgenNum, bool PtxgenUnpack = false, long long PtxgenImmHalfSplitoff, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_st(
+    PtxgenDesc0 taddr,
+    imm_t<PtxgenImmHalfSplitoff> imm_half_splitoff,
+    const PtxgenElem0 (&r)[PtxgenLength0]
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_st_taddr_is<PtxgenDesc0>::ok);
+#endif
+    return tcgen05_st<PtxgenShape, PtxgenNum, PtxgenUnpack>(detail::desc_word(taddr), imm_half_splitoff, r);
 }
 
 /**
@@ -1370,6 +1570,23 @@ PTXGEN_PTX_DEVICE void tcgen05_cp(
 #endif
 }
 
+// tcgen05_cp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, tcgen05_cp_shape PtxgenShape, tcgen05_cp_multicast PtxgenMulticast = tcgen05_cp_multicast::none, tcgen05_cp_dst_src_fmt PtxgenDstSrcFmt = tcgen05_cp_dst_src_fmt::none, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_cp(
+    PtxgenDesc0 taddr,
+    PtxgenDesc1 s_desc
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_cp_taddr_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_cp_s_desc_is<PtxgenDesc1>::ok);
+    static_assert(detail::tcgen05_cp_s_desc_check<PtxgenDesc1>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_cp_s_desc_check<PtxgenDesc1>::run(s_desc);
+#endif
+#endif
+    return tcgen05_cp<PtxgenCtaGroup, PtxgenShape, PtxgenMulticast, PtxgenDstSrcFmt>(detail::desc_word(taddr), detail::desc_word(s_desc));
+}
+
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
 // declarations (below).
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x249200ull)
@@ -1426,6 +1643,21 @@ PTXGEN_PTX_DEVICE void tcgen05_shift(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// tcgen05_shift with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenCtaGroup, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void tcgen05_shift(
+    PtxgenDesc0 taddr
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
+    static_assert(detail::tcgen05_shift_taddr_is<PtxgenDesc0>::ok);
+    static_assert(detail::tcgen05_shift_taddr_check<PtxgenDesc0>::ok);
+#if PTXGEN_PTX_CHECK_DESCRIPTORS
+    detail::tcgen05_shift_taddr_check<PtxgenDesc0>::run(taddr);
+#endif
+#endif
+    return tcgen05_shift<PtxgenCtaGroup>(detail::desc_word(taddr));
 }
 #else
 template <auto... PtxgenQ>

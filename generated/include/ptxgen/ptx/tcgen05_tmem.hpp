@@ -428,6 +428,26 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_st_count_r(tcgen05_st_shape shape, int num, boo
     return 0;
 }
 
+// The check of a descriptor object given for s_desc (the wrappers' object overloads):
+// descriptor_rules.hpp specializes it with the rules of the form; without that header an
+// object is refused with a message that names it (a word is never checked).
+template <class PtxgenD, class PtxgenRules = void>
+struct tcgen05_cp_s_desc_check {
+    static_assert(desc_arg<PtxgenD>::kind == 0, "ptxgen: tcgen05.cp: a descriptor object for s_desc is checked against the descriptor rules of the form: #include <ptxgen/ptx/descriptor_rules.hpp> before the call");
+    PTXGEN_PTX_DEVICE static void run(PtxgenD) {}
+    static constexpr bool ok = true;
+};
+
+// The check of a descriptor object given for taddr (the wrappers' object overloads):
+// descriptor_rules.hpp specializes it with the rules of the form; without that header an
+// object is refused with a message that names it (a word is never checked).
+template <class PtxgenD, class PtxgenRules = void>
+struct tcgen05_shift_taddr_check {
+    static_assert(desc_arg<PtxgenD>::kind == 0, "ptxgen: tcgen05.shift: a descriptor object for taddr is checked against the descriptor rules of the form: #include <ptxgen/ptx/descriptor_rules.hpp> before the call");
+    PTXGEN_PTX_DEVICE static void run(PtxgenD) {}
+    static constexpr bool ok = true;
+};
+
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_exclusive_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_alloc_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();

@@ -105,6 +105,38 @@ struct wgmma_mma_async_sp_checks {
     static constexpr bool ok = true;
 };
 
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_a_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_b_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_sp_a_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand a_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
+// What a descriptor operand of the wrappers' object overloads takes.
+template <class PtxgenD>
+struct wgmma_mma_async_sp_b_desc_is {
+    static_assert(desc_is<PtxgenD>("wgmma_desc"),
+                  "ptxgen: wgmma.mma_async.sp.sync.aligned: operand b_desc takes the wgmma_desc word, an object of ptxgen/wgmma_desc.hpp or ptxgen::ptx::static_desc<object> of one");
+    static constexpr bool ok = true;
+};
+
 // Array operand checks: a failing one shows the types / lengths as template arguments.
 template <class PtxgenNeeded, class PtxgenGiven>
 struct wgmma_mma_async_d_element_type {
@@ -265,6 +297,25 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
 #endif
 }
 
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b,
+    imm_t<PtxgenImmTransA> imm_trans_a,
+    imm_t<PtxgenImmTransB> imm_trans_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b, imm_trans_a, imm_trans_b);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -361,6 +412,23 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b,
+    imm_t<PtxgenImmTransB> imm_trans_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b, imm_trans_b);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -478,6 +546,23 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -598,6 +683,22 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
 #endif
 }
 
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d, imm_scale_a, imm_scale_b);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -692,6 +793,21 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    bool scale_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), scale_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -789,6 +905,20 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_dtype PtxgenDtype, wgmma_mma_async_atype PtxgenAtype, wgmma_mma_async_btype PtxgenBtype, bool PtxgenSatfinite = false, wgmma_mma_async_bitop PtxgenBitop = wgmma_mma_async_bitop::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    bool scale_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite, PtxgenBitop>(d, a_regs, detail::desc_word(b_desc), scale_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -897,6 +1027,27 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
 #endif
 }
 
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransA, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b,
+    imm_t<PtxgenImmTransA> imm_trans_a,
+    imm_t<PtxgenImmTransB> imm_trans_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b, imm_trans_a, imm_trans_b);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -998,6 +1149,25 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, long long PtxgenImmTransB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b,
+    imm_t<PtxgenImmTransB> imm_trans_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b, imm_trans_b);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1120,6 +1290,25 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1245,6 +1434,24 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
 #endif
 }
 
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, long long PtxgenImmScaleA, long long PtxgenImmScaleB, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d,
+    imm_t<PtxgenImmScaleA> imm_scale_a,
+    imm_t<PtxgenImmScaleB> imm_scale_b
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d, imm_scale_a, imm_scale_b);
+}
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -1341,6 +1548,23 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    PtxgenDesc0 a_desc,
+    PtxgenDesc1 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_a_desc_is<PtxgenDesc0>::ok);
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc1>::ok);
+#endif
+    return wgmma_mma_async_sp<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, detail::desc_word(a_desc), detail::desc_word(b_desc), sp_meta, sp_sel, scale_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1440,6 +1664,22 @@ PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+// wgmma_mma_async_sp_regs with descriptor objects (README: Passing descriptor objects to the wrappers).
+template <int PtxgenN, wgmma_mma_async_sp_dtype PtxgenDtype, wgmma_mma_async_sp_atype PtxgenAtype, wgmma_mma_async_sp_btype PtxgenBtype, bool PtxgenSatfinite = false, long long PtxgenSpSel, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1, class PtxgenDesc0, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0>>::type = 0>
+PTXGEN_PTX_DEVICE void wgmma_mma_async_sp_regs(
+    PtxgenElem0 (&d)[PtxgenLength0],
+    const PtxgenElem1 (&a_regs)[PtxgenLength1],
+    PtxgenDesc0 b_desc,
+    std::uint32_t sp_meta,
+    imm_t<PtxgenSpSel> sp_sel,
+    bool scale_d
+) {
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x80ull)
+    static_assert(detail::wgmma_mma_async_sp_b_desc_is<PtxgenDesc0>::ok);
+#endif
+    return wgmma_mma_async_sp_regs<PtxgenN, PtxgenDtype, PtxgenAtype, PtxgenBtype, PtxgenSatfinite>(d, a_regs, detail::desc_word(b_desc), sp_meta, sp_sel, scale_d);
 }
 
 /**
