@@ -15,6 +15,8 @@ same assertions:
                       code only, 85 covering cases in one library)
   cpp_crosscheck      tests/test_cpp_crosscheck.py: 1,500 samples per descriptor class and
                       request kind (CI: 300)
+  tmem_addr_cutlass   tests/test_tmem_addr_cutlass.py: CuTe's Tensor Memory address of every
+                      cell of 128 x 512 (CI: every lane, every 7th column)
 
 and prints, per file, the pytest exit status, the wall time, the CPU time of pytest and
 every compiler it ran, and the load average before and after (the machine may be shared:
@@ -36,6 +38,7 @@ FILES = {
     "instr_wrappers": "tests/test_instr_wrappers.py",
     "gpu_kernels_build": "tests/test_gpu_kernels_build.py",
     "cpp_crosscheck": "tests/test_cpp_crosscheck.py",
+    "tmem_addr_cutlass": "tests/test_tmem_addr_cutlass.py",
 }
 
 
