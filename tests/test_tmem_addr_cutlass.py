@@ -7,8 +7,7 @@ tests/cpp/tmem_addr_oracle.cu computes, in constant expressions, the word CuTe's
 cell of the 128 x 512 Tensor Memory (in CI every lane with every 7th column, 0 and 511
 included; PTXGEN_FULL_MATRIX=1: every cell) and for the 16-bit limits of both fields, and
 requires ptxgen's constexpr C++ ``TmemAddr`` encode/decode to agree; it prints the number
-of checks,
-the mismatches and the sum of CuTe's words. The generated Python class must give the same
+of checks, the mismatches and the sum of CuTe's words. The generated Python class must give the same
 sum over the same cells, and the CLI the same words."""
 
 from __future__ import annotations
