@@ -33,8 +33,10 @@ its SASS (2,872 before), and those are its counts below.
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -148,19 +150,25 @@ def test_instruction_mix_reader_counts_hand_written_asm() -> None:
 HAND_WRITTEN_DEFINES = {"sparse_gemm/gemm_sp.cu": ["-DPTXGEN_GEMM_SP_HAND_WRITTEN_KERNELS"]}
 
 
-def build(example: str, out: Path) -> Path:
-    """nvcc 13.0 -O3 -arch=sm_90a of an example, to PTX or a cubin (by out's suffix)."""
-    harness.run([harness.tool("nvcc"), "-std=c++17", "-O3", "-arch=sm_90a",
-                 {".ptx": "-ptx", ".cubin": "-cubin"}[out.suffix], f"-I{INCLUDE}",
+@functools.cache
+def build(example: str) -> tuple[str, Path]:
+    """nvcc 13.0 -O3 -arch=sm_90a -cubin of an example, once per session: the PTX of its
+    compute_90a pass (kept: the PTX that -ptx writes) and the cubin."""
+    out = Path(tempfile.mkdtemp(prefix="ptxgen-example-"))
+    keep = out / "keep"
+    keep.mkdir()
+    harness.run([harness.tool("nvcc"), "-std=c++17", "-O3", "-arch=sm_90a", "-cubin",
+                 "--keep", f"--keep-dir={keep}", f"-I{INCLUDE}",
                  *HAND_WRITTEN_DEFINES.get(example, []), str(EXAMPLES / example), "-o",
-                 str(out)])
-    return out
+                 str(out / "kernel.cubin")])
+    (ptx,) = keep.glob("*.ptx")
+    return ptx.read_text(), out / "kernel.cubin"
 
 
 @pytest.mark.parametrize("example", sorted(HAND_WRITTEN))
-def test_instruction_mix_is_the_hand_written_versions(example: str, tmp_path: Path) -> None:
-    ptx = build(example, tmp_path / "kernel.ptx")
-    assert instruction_mix(ptx.read_text()) == HAND_WRITTEN[example]
+def test_instruction_mix_is_the_hand_written_versions(example: str) -> None:
+    ptx, _ = build(example)
+    assert instruction_mix(ptx) == HAND_WRITTEN[example]
 
 
 # SASS instructions of the hand-written versions: nvcc 13.0 -std=c++17 -O3 -arch=sm_90a
@@ -169,8 +177,8 @@ HAND_WRITTEN_SASS = {"wgmma_gemm/gemm.cu": 13832, "sparse_gemm/gemm_sp.cu": 2784
 
 
 @pytest.mark.parametrize("example", sorted(HAND_WRITTEN_SASS))
-def test_sass_is_the_hand_written_versions_length(example: str, tmp_path: Path) -> None:
-    cubin = build(example, tmp_path / "kernel.cubin")
+def test_sass_is_the_hand_written_versions_length(example: str) -> None:
+    _, cubin = build(example)
     sass = subprocess.run([toolkits.require_nvdisasm(), "-c", str(cubin)], capture_output=True,
                           text=True, check=True).stdout
     count = len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/\s+\S", sass, re.M))

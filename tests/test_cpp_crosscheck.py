@@ -13,6 +13,7 @@ from the Python classes themselves.
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -25,7 +26,8 @@ from cpp.pyfields import FieldInfo, accepts, baseline, field_infos, shape_pairs
 
 from ptxgen.isa import DESCRIPTORS, VARIANTS, DescriptorError
 
-SAMPLES = 1500  # per class and request kind
+#: Per class and request kind; PTXGEN_FULL_MATRIX=1 (benchmarks/full_matrices.py): 1,500.
+SAMPLES = 1500 if os.environ.get("PTXGEN_FULL_MATRIX") == "1" else 300
 SEED = 20240505
 
 # the baseline classes, then the variants' (the order of the generated driver)

@@ -78,6 +78,9 @@ def cpp_arg(name: str, value: str) -> str:
 
 
 def program(all_cases: list[tuple[dict[str, str], int]]) -> str:
+    """A program printing the C++ rule's answer for each case, in order: one call of the
+    checker per qualifier combination, over an array of the combination's words (a line
+    per case would make the compiler, not the checker, the cost)."""
     lines = ['#include <cstdio>', '#include <cstring>',
              '#include "ptxgen/ptx/descriptor_rules.hpp"',
              'static const char* id(const char* m) {',
@@ -85,9 +88,17 @@ def program(all_cases: list[tuple[dict[str, str], int]]) -> str:
              '  if (std::strstr(m, "not a valid")) return "invalid";',
              '  return std::strrchr(m, \'[\') + 1;', '}',
              'int main() {']
+    runs: list[tuple[str, list[int]]] = []
     for params, w in all_cases:
         targs = ", ".join(cpp_arg(n, params[n]) for n in NAMES)
-        lines.append(f'  std::puts(id(ptxgen::ptx::tcgen05_mma_idesc_problem<{targs}>({w:#x}u)));')
+        if not runs or runs[-1][0] != targs:
+            runs.append((targs, []))
+        runs[-1][1].append(w)
+    for i, (targs, ws) in enumerate(runs):
+        arr = ", ".join(f"{w:#x}u" for w in ws)
+        lines.append(f"  static const unsigned w{i}[] = {{{arr}}};")
+        lines.append(f"  for (unsigned w : w{i}) "
+                     f"std::puts(id(ptxgen::ptx::tcgen05_mma_idesc_problem<{targs}>(w)));")
     lines += ["  return 0;", "}"]
     return "\n".join(lines) + "\n"
 

@@ -3,11 +3,17 @@ sm_90a in CI too, where no GPU runs them: a change to the generated wrappers tha
 their callers (a parameter type, a template parameter, an operand ptxas refuses) fails
 here, not first on the borrowed H100. The test libraries are built with NVVM's
 optimisation off (tests/gpu/build.py CHECK_FLAGS; the front end, the asm and ptxas see the
-same code), the examples exactly as for the GPU (their spill check needs it)."""
+same code) and device code only (-cubin: the host compiler and the link add nothing the
+wrappers can break; the async library, whose register counts are checked, is built whole),
+the sparse wgmma cases as one library of a covering sample of them
+(forms.wgmma_sp_sample(); PTXGEN_FULL_MATRIX=1, benchmarks/full_matrices.py, builds every
+library whole as for the GPU), the examples exactly as for the GPU (their spill check
+needs it)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +25,9 @@ from cpp import harness
 from gpu import build
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The whole matrix (benchmarks/full_matrices.py): every library as the GPU gets it.
+FULL = os.environ.get("PTXGEN_FULL_MATRIX") == "1"
+LIBS = build.LIBS if FULL else build.CHECK_LIBS
 
 
 #: The GEMM examples, each built by its bench.py's build() (fp8_gemm: examples/wgmma_gemm/gemm.cu
@@ -100,12 +109,13 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             try:
                 if name in benches:
                     return name, benches[name].build()
-                return name, (build.build(name, check=True), "")
+                whole = FULL or name == "async"
+                return name, (build.build(name, check=True, device_only=not whole), "")
             except BaseException as exc:  # reported by the test of that build
                 return name, exc
 
         # the longest builds first (the sparse wgmma parts, then the examples)
-        order = sorted([*build.LIBS, *EXAMPLES], key=lambda n: (not n.startswith("wgmma"), n))
+        order = sorted([*LIBS, *EXAMPLES], key=lambda n: (not n.startswith("wgmma"), n))
         with ThreadPoolExecutor(max_workers=2) as pool:
             out = dict(pool.map(one, order))
     return out
@@ -119,7 +129,22 @@ def _built(builds: dict[str, Any], name: str) -> tuple[str, str]:
     return str(lib), str(log)
 
 
-@pytest.mark.parametrize("name", build.LIBS)
+def test_sparse_wgmma_sample_covers_the_cases() -> None:
+    """CI's sample of the sparse wgmma cases has every (A source, types, .satfinite), every
+    N and every case with negating immediates or N-major B of the whole set, and is small."""
+    from gpu import forms
+
+    cases = forms.wgmma_sp_cases()
+    sample = [cases[i] for i in forms.wgmma_sp_sample()]
+    for key in (lambda c: (c.a_src, c.dtype, c.atype, c.btype, c.satfinite), lambda c: c.n,
+                lambda c: (c.scale_a, c.scale_b, c.trans_b, c.a_src)):
+        assert {key(c) for c in sample} == {key(c) for c in cases}
+    assert len(sample) < len(cases) // 8
+    inc = forms.wgmma_sp_inc(None)
+    assert inc.count("PTXGEN_WGMMA_SP_CASE(") == len(sample)
+
+
+@pytest.mark.parametrize("name", LIBS)
 def test_gpu_test_library_compiles(builds: dict[str, Any], name: str) -> None:
     lib, _ = _built(builds, name)
     assert Path(lib).is_file() and Path(lib).stat().st_size > 0

@@ -1,30 +1,33 @@
 """The generated C++ wrappers (generated/include/ptxgen/ptx) compiled with nvcc.
 
-* Every valid form is called from its own kernel and compiled (with code
-  generation) once, on a target that has it; the PTX of each kernel must
-  hold exactly the form's instruction. An instruction with more than
-  COVER_ABOVE forms (ld, st, atom, red, tcgen05.mma) contributes its covering array instead
-  (ptxgen.probe.covering: every qualifier value, every pair of values, every
-  support), as in CI's conformance matrix.
-* For every target nvcc 13.0 knows (all of the spec's but sm_101*), a sample
-  of one form per (wrapper, support signature) that the target has must
-  compile - including sm_100f, sm_103a and sm_110a, and although nvcc's
-  generic compute_XX pass of an sm_XXa / sm_XXf build sees no
-  architecture-specific macros - and one per signature it lacks must fail,
-  in ptxas, with "Unresolved extern function 'ptxgen_unsupported_target_...'"
-  naming the targets that have the form.
+* The covering array of every instruction (ptxgen.probe.covering: every qualifier value,
+  every pair of values, every support) is called, a kernel per form, and compiled (with
+  code generation) once, in one translation unit per (toolkit, target) that has the forms;
+  the PTX of each kernel must hold exactly the form's instruction.
+* For every target nvcc 13.0 knows (all of the spec's but sm_101*), a sample of the forms
+  the target has must compile - including sm_100f, sm_103a and sm_110a, and although
+  nvcc's generic compute_XX pass of an sm_XXa / sm_XXf build sees no
+  architecture-specific macros - and a sample of those it lacks must fail, in ptxas, with
+  "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that
+  have the form. Each target's sample holds one form of every support signature (the
+  targets a refusal names) it has / lacks, and every (wrapper, support signature) is in
+  the sample of one target that has it and of one that lacks it.
+* PTXGEN_FULL_MATRIX=1 (benchmarks/full_matrices.py) compiles the whole matrix instead:
+  every form of an instruction of up to COVER_ABOVE forms, and one form per (wrapper,
+  support signature) on every target.
 * Invalid qualifier combinations fail with the spec's rule as a
   static_assert message.
 * nvcc 13.5 (the test dependency nvidia-cuda-nvcc, tests/toolkits.py) compiles
-  the same sample of supported forms for every target of the spec, the sm_107
-  family (new in CUDA 13.4) included, with a whole build (-c) for the a / f
-  targets.
+  a sample of supported forms (chosen as for 13.0) for every target of the spec, the
+  sm_107 family (new in CUDA 13.4) included with every wrapper it has, with both device
+  passes (-fatbin: the generic compute_XX one too) for the a / f targets.
 
 nvcc is required in CI (CI=true); elsewhere the tests skip without it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -50,10 +53,12 @@ NVCC13_0_TARGETS = [t.name for t in TARGETS.for_toolkit("13.0").targets if t.nvc
 CALLS: dict[str, dict[str, Any]] = {
     k: v for ins in ISET.instructions for k, v in wrapper_calls(ins).items()}
 HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translation units
-COVER_ABOVE = 1500  # forms of an instruction beyond which its covering array is compiled
+#: The whole matrix (benchmarks/full_matrices.py), not CI's covering sample.
+FULL = os.environ.get("PTXGEN_FULL_MATRIX") == "1"
+COVER_ABOVE = 1500 if FULL else 0  # forms of an instruction beyond which its covering array
 COVERED = {f.key for ins in ISET.instructions
            for f in (covering_forms(ins) if len(ins.forms) > COVER_ABOVE else ins.forms)}
-CHUNK = 900  # kernels per coverage translation unit
+CHUNK = 900 if FULL else 4000  # kernels per coverage translation unit
 
 
 def _supported(call: Mapping[str, Any], target: str, version: str | None = None) -> bool:
@@ -102,13 +107,56 @@ def _coverage_units() -> list[tuple[str, str, list[str]]]:
     return units
 
 
-def _samples(target: str, supported: bool, version: str | None = None) -> list[str]:
+def _signature(call: Mapping[str, Any]) -> str:
+    """The targets (and PTX ISA version) a form's refusal names: its support signature."""
+    return str(call["error"].split("_is_only_on_")[1])
+
+
+def _full_samples(target: str, supported: bool, version: str | None = None) -> list[str]:
     """One form per (wrapper function, support signature), supported there or not."""
     seen: dict[tuple[str, str], str] = {}
     for key, call in CALLS.items():
         if _supported(call, target, version) == supported:
             seen.setdefault((call["function"], call["error"]), key)
     return list(seen.values())
+
+
+@functools.cache
+def _spread(targets: tuple[str, ...], supported: bool,
+            version: str | None) -> dict[str, tuple[str, ...]]:
+    """{target: forms}: every (wrapper function, support signature) given to one of the
+    targets where it is supported (or not), in turn, so that no target takes them all."""
+    out: dict[str, list[str]] = {t: [] for t in targets}
+    firsts: dict[tuple[str, str], str] = {}
+    for key, call in CALLS.items():
+        firsts.setdefault((call["function"], call["error"]), key)
+    for i, (_, key) in enumerate(sorted(firsts.items())):
+        where = [t for t in targets if _supported(CALLS[key], t, version) == supported]
+        if where:
+            out[where[i % len(where)]].append(key)
+    return {t: tuple(keys) for t, keys in out.items()}
+
+
+def _samples(target: str, supported: bool, version: str | None = None,
+             targets: tuple[str, ...] = ()) -> list[str]:
+    """The forms built for ``target`` (supported there or not; ``targets``: the toolkit's):
+    one per support signature (and, where unsupported, per whether the wrapper has a form
+    there: the refusal differs), and the target's share of the (wrapper, signature)
+    pairs; on the sm_107 targets (new in CUDA 13.4) one per wrapper too. FULL: one per
+    (wrapper function, support signature)."""
+    if FULL:
+        return _full_samples(target, supported, version)
+    seen: dict[tuple[str, ...], str] = {}
+    for key, call in CALLS.items():
+        if _supported(call, target, version) != supported:
+            continue
+        seen.setdefault((_signature(call), str(_wrapper_has_a_form(call, target))), key)
+        if target.startswith("sm_107") and supported:
+            seen.setdefault((call["function"],), key)
+    keys = list(seen.values())
+    shared = set(keys)
+    keys += [k for k in _spread(targets, supported, version)[target] if k not in shared]
+    return keys
 
 
 def _tu(keys: list[str]) -> str:
@@ -164,14 +212,15 @@ def results() -> dict[str, Any]:
     nvcc135 = toolkits.require("nvcc", "13.5")
     for t in NVCC_TARGETS:
         specific = TARGETS.get(t).suffix != ""
-        keys = _samples(t, True)
-        jobs[f"ok13.5 {t}"] = (t, _tu(keys), keys, "c" if specific else "cubin")
+        keys = _samples(t, True, targets=tuple(NVCC_TARGETS))
+        jobs[f"ok13.5 {t}"] = (t, _tu(keys), keys, "fatbin" if specific else "cubin")
     for t in NVCC13_0_TARGETS:
         specific = TARGETS.get(t).suffix != ""
         for supported in (True, False):
-            keys = _samples(t, supported, V13_0)
-            if keys:
-                mode = "c" if supported and specific else "cubin"
+            keys = _samples(t, supported, V13_0, tuple(NVCC13_0_TARGETS))
+            if keys:  # one whole build (-c): the host compiler sees the headers too
+                mode = "fatbin" if supported and specific else "cubin"
+                mode = "c" if supported and t == "sm_100a" else mode
                 jobs[f"{'ok' if supported else 'bad'} {t}"] = (t, _tu(keys), keys, mode)
     invalid = ['#include "ptxgen/ptx.hpp"',
                "__global__ void k(std::uint32_t d, std::uint64_t a, std::uint64_t b, "
@@ -191,7 +240,7 @@ def results() -> dict[str, Any]:
         return name, wrappers.compile_tu(source, arch, tmp / re.sub(r"\W", "_", name), mode,
                                          extra, include=include, exe=exe)
 
-    order = sorted(jobs, key=lambda n: -len(jobs[n][2]) - 300 * (jobs[n][3] == "c"))
+    order = sorted(jobs, key=lambda n: -len(jobs[n][2]) - 300 * (jobs[n][3] == "fatbin"))
     with ThreadPoolExecutor(max_workers=wrappers.jobs()) as pool:
         done = dict(pool.map(run, order))
     return {"jobs": jobs, "done": done}

@@ -12,6 +12,8 @@ bit 26) are small hand-written fixtures.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -23,6 +25,7 @@ import toolkits
 from cpp import harness
 
 from conftest import ROOT, run_cli
+from ptxgen import cli
 
 HERE = ROOT / "tests" / "lint"
 INCLUDE = ROOT / "generated" / "include"
@@ -71,9 +74,13 @@ def ptx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def lint(*args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
-    r = run_cli("lint", "--json", *args)
-    assert r.code in (0, 1), r.err
-    return r.code, json.loads(r.out)
+    """``ptxgen lint --json ARGS`` in this process (the CLI's own tests run it as a user
+    does; here a process per call would be most of the time)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["lint", "--json", *args])
+    assert code in (0, 1), err.getvalue()
+    return code, json.loads(out.getvalue())
 
 
 @pytest.mark.parametrize("name", [b[0] for b in BUILDS])

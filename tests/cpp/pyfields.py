@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 from dataclasses import dataclass
@@ -30,7 +31,17 @@ class FieldInfo:
         return len(self.valid) if self.valid else self.maximum // self.step + 1
 
 
+@functools.cache  # the classes are fixed; the tests ask again for every sample
+def _wide_shape(cls: Any) -> tuple[tuple[str, int], ...]:
+    return tuple(_find_wide_shape(cls).items())
+
+
 def wide_shape(cls: Any) -> dict[str, int]:
+    """_find_wide_shape(cls), computed once per class."""
+    return dict(_wide_shape(cls))
+
+
+def _find_wide_shape(cls: Any) -> dict[str, int]:
     """For a class with shapes (instr_desc: m and n are checked together), a shape whose
     first dimension allows every second dimension of the kind and whose second dimension
     every first one allows (m = 128, n = 64 for every kind): probing one field against it
@@ -47,8 +58,14 @@ def wide_shape(cls: Any) -> dict[str, int]:
 
 def shape_pairs(cls: Any) -> list[tuple[int, int]]:
     """Every (first, second) dimension pair of the class's shapes, e.g. every (m, n)."""
+    return list(_shape_pairs(cls))
+
+
+@functools.cache  # the classes are fixed; the tests ask again for every sample
+def _shape_pairs(cls: Any) -> tuple[tuple[int, int], ...]:
     shapes = cls.SHAPES
-    return [(a, n) for a in sorted(shapes.runs) for n in range(1024) if shapes.allows(a, n)]
+    return tuple((a, n) for a in sorted(shapes.runs) for n in range(1024)
+                 if shapes.allows(a, n))
 
 
 def baseline(cls: Any) -> dict[str, int]:

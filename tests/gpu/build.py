@@ -36,6 +36,10 @@ ARCH = "-gencode=arch=compute_90a,code=sm_90a"
 WGMMA_SP_LIBS = tuple(f"wgmma_sp{p}" for p in range(forms.WGMMA_SP_PARTS))
 LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS, "async", "elect", "cvt",
         "approx", "warp", "bits", "memory")
+#: CI's compile check (tests/test_gpu_kernels_build.py): the libraries, the sparse wgmma
+#: cases as one library of a covering sample of them (forms.wgmma_sp_sample()).
+WGMMA_SP_SAMPLE = "wgmma_sp_sample"
+CHECK_LIBS = tuple(n for n in LIBS if n not in WGMMA_SP_LIBS) + (WGMMA_SP_SAMPLE,)
 FLAGS = ["-std=c++17", "-O2", ARCH, "-Xcompiler", "-fPIC", "-shared",
          "-Xptxas", "-warn-spills"]
 #: Flags of one library only: the async kernels' build log keeps ptxas's register counts
@@ -70,21 +74,30 @@ def _generated_inputs(name: str) -> dict[str, str]:
         return {"wgmma_cases.inc": forms.wgmma_inc()}
     if name in WGMMA_SP_LIBS:
         return {"wgmma_sp_cases.inc": forms.wgmma_sp_inc(WGMMA_SP_LIBS.index(name))}
+    if name == WGMMA_SP_SAMPLE:
+        return {"wgmma_sp_cases.inc": forms.wgmma_sp_inc(None)}
     return {}
 
 
 def source(name: str) -> Path:
     """The kernel file a library is built from."""
-    return KERNELS / ("wgmma_sp.cu" if name in WGMMA_SP_LIBS else f"{name}.cu")
+    sparse = name in WGMMA_SP_LIBS or name == WGMMA_SP_SAMPLE
+    return KERNELS / ("wgmma_sp.cu" if sparse else f"{name}.cu")
 
 
-def flags(name: str, check: bool = False) -> list[str]:
-    return FLAGS + LIB_FLAGS.get(name, []) + (CHECK_FLAGS if check and name != "async" else [])
+def flags(name: str, check: bool = False, device_only: bool = False) -> list[str]:
+    """nvcc's flags; ``device_only``: the device code alone (-cubin: no host compilation,
+    no link), for a compile check."""
+    out = FLAGS + LIB_FLAGS.get(name, []) + (CHECK_FLAGS if check and name != "async" else [])
+    if device_only:
+        out = [f for f in out if f not in ("-Xcompiler", "-fPIC", "-shared")] + ["-cubin"]
+    return out
 
 
-def _digest(name: str, extra: dict[str, str], check: bool = False) -> str:
+def _digest(name: str, extra: dict[str, str], check: bool = False,
+            device_only: bool = False) -> str:
     h = hashlib.sha256()
-    h.update(" ".join(flags(name, check)).encode())
+    h.update(" ".join(flags(name, check, device_only)).encode())
     for p in sorted(KERNELS.glob("*")) + sorted((INCLUDE / "ptxgen").rglob("*.hpp")):
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -100,19 +113,22 @@ def build_dir() -> Path:
     return Path(base) if base else Path(tempfile.gettempdir()) / "ptxgen-gpu-build"
 
 
-def build(name: str, *, verbose: bool = False, check: bool = False) -> Path:
+def build(name: str, *, verbose: bool = False, check: bool = False,
+          device_only: bool = False) -> Path:
     """Compile kernels/<name>.cu (wgmma_sp.cu for wgmma_sp<part>; cached); return the
-    shared library's path. ``check``: CI's compile check (CHECK_FLAGS), not for a GPU."""
+    shared library's path. ``check``: CI's compile check (CHECK_FLAGS), not for a GPU;
+    ``device_only``: a cubin of the device code (flags()), not a library."""
     extra = _generated_inputs(name)
-    out_dir = build_dir() / f"{name}-{'check-' if check else ''}{_digest(name, extra, check)}"
-    lib = out_dir / f"lib{name}.so"
+    tag = ("check-" if check else "") + ("cubin-" if device_only else "")
+    out_dir = build_dir() / f"{name}-{tag}{_digest(name, extra, check, device_only)}"
+    lib = out_dir / (f"{name}.cubin" if device_only else f"lib{name}.so")
     if lib.exists():
         return lib
     out_dir.mkdir(parents=True, exist_ok=True)
     for fname, text in extra.items():
         (out_dir / fname).write_text(text)
     tmp = out_dir / f"lib{name}.so.tmp{os.getpid()}"
-    cmd = [nvcc(), *flags(name, check), f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
+    cmd = [nvcc(), *flags(name, check, device_only), f"-I{INCLUDE}", f"-I{out_dir}", f"-I{KERNELS}",
            str(source(name)), "-o", str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     (out_dir / "build.log").write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)

@@ -568,13 +568,32 @@ def wgmma_sp_part(index: int) -> int:
     return index % WGMMA_SP_PARTS
 
 
-def wgmma_sp_inc(part: int) -> str:
+def wgmma_sp_sample() -> list[int]:
+    """CI's compile check of the sparse wgmma kernels (tests/test_gpu_kernels_build.py):
+    the indices of a covering sample of wgmma_sp_cases(): every (A source, dtype, atype,
+    btype, .satfinite) and every N once, and every case with negating
+    immediates or N-major B."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for i, c in enumerate(wgmma_sp_cases()):
+        keys = {(c.a_src, c.dtype, c.atype, c.btype, c.satfinite), (c.n,)}
+        if keys - seen or c.scale_a != 1 or c.scale_b != 1 or c.trans_b:
+            seen |= keys
+            out.append(i)
+    return out
+
+
+def wgmma_sp_inc(part: int | None = None) -> str:
+    """The PTXGEN_WGMMA_SP_CASE lines of library ``part`` (None: CI's sample,
+    wgmma_sp_sample())."""
+    sample = set(wgmma_sp_sample()) if part is None else None
     lines = []
     for i, c in enumerate(wgmma_sp_cases()):
-        if wgmma_sp_part(i) != part:
+        if (i not in sample) if sample is not None else wgmma_sp_part(i) != part:
             continue
         lines.append(f"PTXGEN_WGMMA_SP_CASE({i}, {c.n}, {c.dtype}, {c.atype}, {c.btype}, "
                      f"{'true' if c.satfinite else 'false'}, {c.family}, "
                      f"{'true' if c.a_src == 'regs' else 'false'}, {c.selectors}, {c.scale_a}, "
                      f"{c.scale_b}, {c.trans_b}, \"{c.name}\")")
     return "\n".join(lines) + "\n"
+

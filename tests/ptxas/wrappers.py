@@ -86,8 +86,9 @@ def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
     architecture-specific pass (for -arch=sm_100a: compute_100a).
 
     ``mode`` "c" is a whole build (-c: host code, nvcc's generic compute_XX PTX
-    pass for a / f targets, the target's pass and ptxas); "cubin" only the
-    device code of the target itself (faster); "ptx" stops before ptxas.
+    pass for a / f targets, the target's pass and ptxas); "fatbin" the same device
+    passes without the host compilation; "cubin" only the device code of the target
+    itself (faster); "ptx" stops before ptxas.
     """
     exe = exe or nvcc()
     if exe is None:
@@ -101,6 +102,7 @@ def compile_tu(source: str, arch: str, workdir: Path, mode: str = "c",
     cmd = [exe, "-std=c++17", f"-arch={arch}", f"-I{include or INCLUDE}", "--keep",
            f"--keep-dir={keep}", *extra]
     cmd += {"c": ["-c", "-o", str(workdir / "tu.o")],
+            "fatbin": ["-fatbin", "-o", str(workdir / "tu.fatbin")],
             "cubin": ["-cubin", "-o", str(workdir / "tu.cubin")],
             "ptx": ["-ptx", "-o", str(workdir / "tu.ptx")]}[mode]
     proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True, check=False,
