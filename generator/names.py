@@ -187,7 +187,7 @@ def reserved_problem(role: str, name: str, *, zero_column_mask: bool = False,
 
 
 #: Helper families of an instruction in namespace ptxgen::ptx::detail (the C++ emitter,
-#: generator/emit/cpp/wrappers.py): ``<id>_count_<operand>``, ``<id>_type_<operand>``,
+#: generator/emit/cpp/wrappers/): ``<id>_count_<operand>``, ``<id>_type_<operand>``,
 #: ``<id>_ok_<operand>[_<element>]``, ``<id>_derive_<qualifier>``, ``<id>_gate_of_<operand>``
 #: (the value gates of an immediate operand), and ``<id>_combination``.
 INSTRUCTION_HELPER_WORDS = ("count", "type", "ok", "derive", "gate")

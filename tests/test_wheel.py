@@ -102,6 +102,10 @@ def test_the_wheel_holds_the_product(dist: tuple[Path, Path]) -> None:
             and n.split("/")[1] in ("templates", "spec", "include", "cmake")}
     assert held == _expected_data()
     assert "ptxgen/isa/__init__.py" in names and "ptxgen/cli.py" in names
+    # every module of the package (generator/), subpackages included
+    modules = {f"ptxgen/{p.relative_to(ROOT / 'generator').as_posix()}"
+               for p in (ROOT / "generator").rglob("*.py") if "__pycache__" not in p.parts}
+    assert modules <= names, sorted(modules - names)
     assert not [n for n in names if "__pycache__" in n]
 
 

@@ -6,7 +6,7 @@ the qualifiers that vary over the wrapper's forms, required ones first, then the
 immediate operands) and the keyword call of its Python builder, every template
 parameter and argument named (``/*shape=*/ldmatrix_shape::m8n8``, ``shape="m8n8"``).
 ``ptxgen support`` prints them and ``ptxgen scan`` proposes them; the emitters declare
-the same order (``emit/cpp/wrappers.py``: ``template_params``).
+the same order (``emit/cpp/wrappers/``: ``template_params``).
 """
 
 from __future__ import annotations

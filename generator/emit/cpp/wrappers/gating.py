@@ -1,0 +1,81 @@
+"""Target gating of the wrappers: support masks, the targets a refusal names and the
+name of the undefined function a call on a target without the form resolves to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ptxgen import escape
+from ptxgen.model.instructions import (
+    Support,
+    Wrapper,
+    vkey,
+)
+from ptxgen.model.targets import Targets
+
+# -- the wrappers --------------------------------------------------------------------------
+
+def _mask_bits(targets: Targets, names: Iterable[str]) -> int:
+    """The support mask of ``names``: one bit per target, in the order of the targets."""
+    memo = targets.memo("cpp_mask")
+    key = names if isinstance(names, frozenset) else None
+    hit = memo.get(key) if key is not None else None
+    if hit is not None:
+        result: int = hit
+        return result
+    bits = 0
+    index = targets.index
+    for n in names:
+        bits |= 1 << index[n]
+    if key is not None:
+        memo[key] = bits
+    return bits
+
+
+def _mask(targets: Targets, names: Iterable[str]) -> str:
+    """The support mask as the C++ literal the headers write (``0x...ull``)."""
+    return f"0x{_mask_bits(targets, names):x}ull"
+
+
+def and_later_from(targets: Targets, names: frozenset[str]) -> int:
+    """The ``__CUDA_ARCH__`` from which a form is supported whatever the target (see
+    :meth:`ptxgen.model.targets.Targets.arch_from`)."""
+    return targets.arch_from(names)
+
+
+def _since(since: str | None) -> int:
+    if since is None:
+        return 0
+    major, minor = vkey(since)
+    return major * 10 + minor
+
+
+def describe_targets(targets: Targets, names: frozenset[str]) -> str:
+    """Compact target list for identifiers: sm_80_and_later, or the names."""
+    memo = targets.memo("describe_targets")
+    hit = memo.get(names)
+    if hit is None:
+        sm = targets.and_later.get(names)
+        hit = memo[names] = (f"sm_{sm}_and_later" if sm is not None else
+                             "_".join(n for n in targets.names if n in names))
+    result: str = hit
+    return result
+
+
+def error_name(w: Wrapper, targets: Targets, names: frozenset[str], since: str | None) -> str:
+    ver = (since or targets.versions[0]).replace(".", "_")
+    return escape.ident(f"ptxgen_unsupported_target_{w.name}_is_only_on_"
+                        f"{describe_targets(targets, names)}_from_ptx_isa_{ver}")
+
+
+def any_form_error(w: Wrapper, targets: Targets, supports: Iterable[Support]) -> str:
+    """The refusal of wrapper ``w`` in a device pass whose target has no form of its file
+    (its one declaration there, like the host pass's, knows no form): named after every
+    target and the earliest PTX ISA version of any of its forms."""
+    sups = list(supports)
+    names = frozenset().union(*(s.targets for s in sups))
+    since = None if any(s.since_all is None for s in sups) else \
+        min((s.since_all for s in sups if s.since_all is not None), key=vkey, default=None)
+    return error_name(w, targets, names, since)
+
+
