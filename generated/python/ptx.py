@@ -5,10 +5,11 @@
 # spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
 # spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
 # spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
+# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -10080,6 +10081,254 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/mov.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "mov",
+                    "id": "mov_value",
+                    "partial": (
+                        "not yet: the address of a variable or function (mov.u64 d, avar; "
+                        "mov.u64 d, fname)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "b128",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "b16",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "b128": "b128",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "b16",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "b128": "b128",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_b16", "when": {"type": "b16"}},
+                        {"name": "mov_b32", "when": {"type": "b32"}},
+                        {"name": "mov_b64", "when": {"type": "b64"}},
+                        {"name": "mov_b128", "when": {"type": "b128"}},
+                        {"name": "mov_u16", "when": {"type": "u16"}},
+                        {"name": "mov_u32", "when": {"type": "u32"}},
+                        {"name": "mov_u64", "when": {"type": "u64"}},
+                        {"name": "mov_s16", "when": {"type": "s16"}},
+                        {"name": "mov_s32", "when": {"type": "s32"}},
+                        {"name": "mov_s64", "when": {"type": "s64"}},
+                        {"name": "mov_f32", "when": {"type": "f32"}},
+                        {"name": "mov_f64", "when": {"type": "f64"}},
+                    ],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_pred",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["pred"]}],
+                    "operands": [
+                        {"name": "d", "kind": "predicate", "io": "out"},
+                        {"name": "a", "kind": "predicate"},
+                    ],
+                    "gates": [
+                        {"id": "mov-pred", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                    ],
+                    "wrappers": [{"name": "mov_pred", "when": {}}],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_pack",
+                    "partial": (
+                        "not yet: the packs of 8-bit elements (mov.b16 d, {a, b}; mov.b32 d, "
+                        "{a, b, c, e}), which no inline-asm constraint holds"
+                    ),
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b32", "b64", "b128"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b32": "b32", "b64": "b64", "b128": "b128"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "choice": [
+                                {
+                                    "name": "pair",
+                                    "kind": "vector",
+                                    "count": 2,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b32": "b16", "b64": "b32", "b128": "b64"},
+                                    },
+                                    "suffix": "_x2",
+                                },
+                                {
+                                    "name": "quad",
+                                    "kind": "vector",
+                                    "count": 4,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b64": "b16", "b128": "b32"},
+                                        "default": "b16",
+                                    },
+                                    "suffix": "_x4",
+                                },
+                            ],
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "quad-width",
+                            "when": {"a": "quad"},
+                            "require": {"type": ["b64", "b128"]},
+                            "message": (
+                                "a .b32 pack of four elements packs bytes, which are not "
+                                "offered"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov-pack", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_pack_b32", "when": {"type": "b32"}},
+                        {"name": "mov_pack_b64", "when": {"type": "b64"}},
+                        {"name": "mov_pack_b128", "when": {"type": "b128"}},
+                    ],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_unpack",
+                    "partial": (
+                        "not yet: the unpacks into 8-bit elements (mov.b16 {a, b}, d; mov.b32 "
+                        "{a, b, c, e}, d) and the sink _ for an element"
+                    ),
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b32", "b64", "b128"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "io": "out",
+                            "choice": [
+                                {
+                                    "name": "pair",
+                                    "kind": "vector",
+                                    "count": 2,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b32": "b16", "b64": "b32", "b128": "b64"},
+                                    },
+                                    "suffix": "_x2",
+                                },
+                                {
+                                    "name": "quad",
+                                    "kind": "vector",
+                                    "count": 4,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b64": "b16", "b128": "b32"},
+                                        "default": "b16",
+                                    },
+                                    "suffix": "_x4",
+                                },
+                            ],
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b32": "b32", "b64": "b64", "b128": "b128"},
+                            },
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "quad-width",
+                            "when": {"d": "quad"},
+                            "require": {"type": ["b64", "b128"]},
+                            "message": (
+                                "a .b32 unpack into four elements unpacks bytes, which are "
+                                "not offered"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov-unpack", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_unpack_b32", "when": {"type": "b32"}},
+                        {"name": "mov_unpack_b64", "when": {"type": "b64"}},
+                        {"name": "mov_unpack_b128", "when": {"type": "b128"}},
+                    ],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/special_registers.yaml",
         {
             "instructions": [
@@ -10087,8 +10336,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mov",
                     "id": "mov_special",
                     "partial": (
-                        "the moves of special registers only; mov of registers, immediates "
-                        "and packs (mov.b32 r, s; mov.b64 {a, b}) is not in yet"
+                        "not yet: the vector reads (mov.v4.u32 {a, b, c, _}, %tid ...); mov "
+                        "of registers, immediates and packs is mov.yaml"
                     ),
                     "qualifiers": [
                         {
@@ -13606,6 +13855,10 @@ FORM_COUNTS: dict[str, int] = {
     "mma_sp": 44,
     "mma_sp_ordered_metadata": 153,
     "mma_sync": 215,
+    "mov_value": 12,
+    "mov_pred": 1,
+    "mov_pack": 5,
+    "mov_unpack": 5,
     "mov_special": 101,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
@@ -13824,6 +14077,14 @@ FORM_DIGESTS: dict[str, str] = {
         "8b85abb889db599d744ca1980fe5b0a01295af2139b22fb02bad49e9f53f9a7c",
     "mma_sync":
         "4078e17a53afff2b61e85e51756598303731e5eec34cb94b58caeb0432bcd3f2",
+    "mov_value":
+        "7c166956bf0197fb51f4b66f76f4d7f85432ab67fa2fa8ce82c7504ace482358",
+    "mov_pred":
+        "bb4c38ecc220963b4fc6e1d0703d17ca888930208cbc8f52939e4a53b6cdf8c4",
+    "mov_pack":
+        "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
+    "mov_unpack":
+        "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "setmaxnreg_action":
@@ -17723,6 +17984,132 @@ def mma_sync(
     }, ptx_isa)
 
 
+def mov_value(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: copy a register or an immediate.
+
+    d = a, where a is a register of the type's width or an immediate (an integer, or for
+    .f32/.f64 a floating-point constant such as 0f3F800000).
+
+    Qualifiers:
+        type: one of b16, b32, b64, b128, u16, u32, u64, s16, s32, s64, f32, f64. the width
+            and kind of d and a (.pred is mov_pred)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the copy.
+        a: the value copied (a register or an immediate).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_value"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def mov_pred(
+    *,
+    type: str = "pred",
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: copy a predicate.
+
+    d = a, both predicates.
+
+    Qualifiers:
+        type: one of pred.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the copy.
+        a: the predicate copied.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_pred"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def mov_pack(
+    *,
+    pair: Sequence[str] | None = None,
+    quad: Sequence[str] | None = None,
+    type: str,
+    d: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: pack a vector of registers into one register.
+
+    d is the elements of the vector a side by side, the first in the lowest bits (mov.b64 d,
+    {lo, hi}: d = lo | hi << 32). The vector and d both have the type's width.
+
+    Qualifiers:
+        type: one of b32, b64, b128.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the packed register.
+        pair: two elements of half the width (one of pair, quad).
+        quad: four elements of a quarter of the width (one of pair, quad).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_pack"), {
+        "pair": pair,
+        "quad": quad,
+        "type": type,
+        "d": d,
+    }, ptx_isa)
+
+
+def mov_unpack(
+    *,
+    pair: Sequence[str] | None = None,
+    quad: Sequence[str] | None = None,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: unpack one register into a vector of registers.
+
+    The elements of the vector d are the fields of a side by side, the first from the lowest
+    bits (mov.b64 {lo, hi}, a: lo = a[0..31], hi = a[32..63]).
+
+    Qualifiers:
+        type: one of b32, b64, b128.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        pair: two elements of half the width (one of pair, quad).
+        quad: four elements of a quarter of the width (one of pair, quad).
+        a: the register unpacked.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_unpack"), {
+        "pair": pair,
+        "quad": quad,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
 def mov_special(
     *,
     d: str | None = None,
@@ -21010,7 +21397,11 @@ __all__ = [
     "mma_sp",
     "mma_sp_ordered_metadata",
     "mma_sync",
+    "mov_pack",
+    "mov_pred",
     "mov_special",
+    "mov_unpack",
+    "mov_value",
     "mul_arith",
     "nanosleep_wait",
     "neg_arith",
