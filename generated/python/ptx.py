@@ -5,7 +5,7 @@
 # spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
 # spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
 # spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/prefetch.yaml,
 # spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
 # spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
@@ -10329,6 +10329,142 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/prefetch.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "prefetch",
+                    "id": "prefetch_line",
+                    "qualifiers": [
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": ["global", "local", "const", "param"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "level",
+                            "text": ".{}",
+                            "values": [
+                                "L1",
+                                "L2",
+                                "L1::32B",
+                                "L2::evict_last",
+                                "L2::evict_normal",
+                                "tensormap",
+                            ],
+                        },
+                        {"name": "valid_addr", "text": ".valid_addr", "flag": True},
+                    ],
+                    "operands": [
+                        {
+                            "name": "a",
+                            "kind": "address",
+                            "type": "b64",
+                            "when": {
+                                "level": [
+                                    "L1",
+                                    "L2",
+                                    "L1::32B",
+                                    "L2::evict_last",
+                                    "L2::evict_normal",
+                                ],
+                            },
+                        },
+                        {
+                            "name": "tmap",
+                            "kind": "address",
+                            "type": "b64",
+                            "object": "tensormap",
+                            "when": {"level": "tensormap"},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "line-spaces",
+                            "when": {"level": ["L1", "L2"]},
+                            "require": {"space": ["none", "global", "local"]},
+                            "message": (
+                                ".L1 and .L2 prefetch from .global, .local or generic "
+                                "addresses"
+                            ),
+                        },
+                        {
+                            "id": "size-global",
+                            "when": {"level": "L1::32B"},
+                            "require": {"space": ["none", "global"], "valid_addr": True},
+                            "message": (
+                                ".L1::32B takes .valid_addr, with .global or a generic address"
+                            ),
+                        },
+                        {
+                            "id": "valid-addr-size",
+                            "when": {"valid_addr": True},
+                            "require": {"level": "L1::32B"},
+                            "message": ".valid_addr goes with .L1::32B only",
+                        },
+                        {
+                            "id": "eviction-global",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "the eviction priorities are written with .global",
+                        },
+                        {
+                            "id": "tensormap-spaces",
+                            "when": {"level": "tensormap"},
+                            "require": {"space": ["none", "const", "param"]},
+                            "message": (
+                                ".tensormap prefetches from .const, .param or generic "
+                                "addresses"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "prefetch", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {
+                            "id": "eviction-priority",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                            "targets": ["sm_80+"],
+                            "since": "7.4",
+                        },
+                        {
+                            "id": "tensormap",
+                            "when": {"level": "tensormap"},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "size-32b",
+                            "when": {"level": "L1::32B"},
+                            "targets": ["sm_90+"],
+                            "since": "9.4",
+                        },
+                    ],
+                    "wrappers": [
+                        {"name": "prefetch", "when": {"level": ["L1", "L2"]}},
+                        {"name": "prefetch_l1_32b", "when": {"level": "L1::32B"}},
+                        {
+                            "name": "prefetch_evict",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                        },
+                        {"name": "prefetch_tensormap", "when": {"level": "tensormap"}},
+                    ],
+                },
+                {
+                    "name": "prefetchu",
+                    "id": "prefetchu_line",
+                    "qualifiers": [{"name": "level", "text": ".{}", "values": ["L1"]}],
+                    "operands": [{"name": "a", "kind": "address", "type": "b64"}],
+                    "gates": [
+                        {"id": "prefetchu", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                    ],
+                    "wrappers": [{"name": "prefetchu", "when": {}}],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/special_registers.yaml",
         {
             "instructions": [
@@ -13859,6 +13995,8 @@ FORM_COUNTS: dict[str, int] = {
     "mov_pred": 1,
     "mov_pack": 5,
     "mov_unpack": 5,
+    "prefetch_line": 13,
+    "prefetchu_line": 1,
     "mov_special": 101,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
@@ -14085,6 +14223,10 @@ FORM_DIGESTS: dict[str, str] = {
         "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
     "mov_unpack":
         "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
+    "prefetch_line":
+        "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
+    "prefetchu_line":
+        "e1fc0a23b63cb98dd61224ad0ae55b9423175f1f47027e47552ed0ad0e92d396",
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "setmaxnreg_action":
@@ -18110,6 +18252,77 @@ def mov_unpack(
     }, ptx_isa)
 
 
+def prefetch_line(
+    *,
+    space: str | None = None,
+    valid_addr: bool = False,
+    a: str | None = None,
+    tmap: str | None = None,
+    level: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``prefetch``: prefetch the cache line of an address, or a tensor map.
+
+    Brings the cache line holding the address a (in .global or .local memory, or a generic
+    address) into the cache level .L1 or .L2, optionally with an L2 eviction priority; with
+    .L1::32B.valid_addr at least 32 bytes at a valid address. With .tensormap, brings the
+    tensor map at a (in .const or .param memory, or a generic address) into the cache
+    cp.async.bulk.tensor reads it from. A prefetch of shared memory does nothing.
+
+    Qualifiers:
+        space: one of global, local, const, param (None leaves it out). the state space of a
+            (generic addressing when left out)
+        level: one of L1, L2, L1::32B, L2::evict_last, L2::evict_normal, tensormap. the cache
+            level, the L1 prefetch size, the L2 eviction priority, or .tensormap
+        valid_addr: True writes .valid_addr. at least one byte at a is valid memory (required
+            by .L1::32B)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the address prefetched (64-bit) (only when level = {L1, L1::32B, L2,
+            L2::evict_last, L2::evict_normal}).
+        tmap: the address of the 64-byte-aligned tensor map (CUtensorMap) (only when level =
+            tensormap).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("prefetch_line"), {
+        "space": space,
+        "valid_addr": valid_addr,
+        "a": a,
+        "tmap": tmap,
+        "level": level,
+    }, ptx_isa)
+
+
+def prefetchu_line(
+    *,
+    level: str = "L1",
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``prefetchu``: prefetch the cache line of a generic address into the uniform cache.
+
+    Brings the cache line holding the generic address a into the uniform cache (L1); nothing
+    happens for a const, local or shared address.
+
+    Qualifiers:
+        level: one of L1.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the generic address prefetched.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("prefetchu_line"), {
+        "level": level,
+        "a": a,
+    }, ptx_isa)
+
+
 def mov_special(
     *,
     d: str | None = None,
@@ -21409,6 +21622,8 @@ __all__ = [
     "or_op",
     "pmevent_trigger",
     "popc_op",
+    "prefetch_line",
+    "prefetchu_line",
     "prmt_bytes",
     "rcp_value",
     "red_scalar",

@@ -5,7 +5,7 @@
 # spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
 # spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
 # spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/prefetch.yaml,
 # spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
 # spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
@@ -118,6 +118,8 @@ INSTRUCTIONS = [
     "mov_pred",
     "mov_pack",
     "mov_unpack",
+    "prefetch_line",
+    "prefetchu_line",
     "mov_special",
     "setmaxnreg_action",
     "griddepcontrol_action",

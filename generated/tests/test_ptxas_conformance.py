@@ -5,7 +5,7 @@
 # spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
 # spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
 # spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/prefetch.yaml,
 # spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
 # spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
 # spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
@@ -42,7 +42,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 21359 valid forms x 268 (target, version) pairs of the spec.
+# 21373 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.3"),
     ("sm_75", "6.4"),
