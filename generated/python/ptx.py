@@ -5,11 +5,11 @@
 # spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
 # spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
 # spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/prefetch.yaml,
-# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
-# (template templates/python/ptx.py.j2).
+# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/multimem.yaml,
+# spec/instructions/prefetch.yaml, spec/instructions/special_registers.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -10329,6 +10329,568 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/multimem.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "multimem.ld_reduce",
+                    "id": "multimem_ld_reduce",
+                    "partial": (
+                        "not yet: the .e5m2/.e4m3 types and .acc::f16 (sm_100a and the f "
+                        "targets), generic addresses (no .global)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["weak", "relaxed", "acquire"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "op",
+                            "text": ".{}",
+                            "values": ["min", "max", "add", "and", "or", "xor"],
+                        },
+                        {"name": "acc", "text": ".acc::f32", "flag": True},
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "io": "out",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                        {"name": "a", "kind": "address", "type": "b64"},
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "acquire"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .acquire take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none", "weak"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .acquire",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                        {
+                            "id": "bit-ops",
+                            "when": {"op": ["and", "or", "xor"]},
+                            "require": {"type": ["b32", "b64"]},
+                            "message": ".and, .or and .xor take .b32 or .b64",
+                        },
+                        {
+                            "id": "add-types",
+                            "when": {"op": "add"},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": ".add takes .u32, .u64, .s32 or a floating-point type",
+                        },
+                        {
+                            "id": "min-max-types",
+                            "when": {"op": ["min", "max"]},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "s32",
+                                    "u64",
+                                    "s64",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                ],
+                            },
+                            "message": (
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                "floating-point type"
+                            ),
+                        },
+                        {
+                            "id": "acc-f32",
+                            "when": {"acc": True},
+                            "require": {"op": "add", "type": ["f16", "f16x2", "bf16", "bf16x2"]},
+                            "message": ".acc::f32 goes with .add of a 16-bit floating-point type",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                        {"id": "acc-f32", "when": {"acc": True}, "since": "8.2"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_ld_reduce", "when": {"vec": "none"}},
+                        {"name": "multimem_ld_reduce_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+                {
+                    "name": "multimem.st",
+                    "id": "multimem_st",
+                    "partial": (
+                        "not yet: the .e5m2/.e4m3 types (sm_100a and the f targets), generic "
+                        "addresses (no .global)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["weak", "relaxed", "release"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "release"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .release take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none", "weak"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .release",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_st", "when": {"vec": "none"}},
+                        {"name": "multimem_st_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+                {
+                    "name": "multimem.red",
+                    "id": "multimem_red",
+                    "partial": "not yet: the generic addresses (no .global)",
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["relaxed", "release"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "op",
+                            "text": ".{}",
+                            "values": ["min", "max", "add", "and", "or", "xor"],
+                        },
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "release"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .release take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .release",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                        {
+                            "id": "bit-ops",
+                            "when": {"op": ["and", "or", "xor"]},
+                            "require": {"type": ["b32", "b64"]},
+                            "message": ".and, .or and .xor take .b32 or .b64",
+                        },
+                        {
+                            "id": "add-types",
+                            "when": {"op": "add"},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": ".add takes .u32, .u64, .s32 or a floating-point type",
+                        },
+                        {
+                            "id": "min-max-types",
+                            "when": {"op": ["min", "max"]},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "s32",
+                                    "u64",
+                                    "s64",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                ],
+                            },
+                            "message": (
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                "floating-point type"
+                            ),
+                        },
+                        {
+                            "id": "float-add",
+                            "when": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32", "f64"]},
+                            "require": {"op": "add"},
+                            "message": "the floating-point reductions are .add",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_red", "when": {"vec": "none"}},
+                        {"name": "multimem_red_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/prefetch.yaml",
         {
             "instructions": [
@@ -13995,6 +14557,9 @@ FORM_COUNTS: dict[str, int] = {
     "mov_pred": 1,
     "mov_pack": 5,
     "mov_unpack": 5,
+    "multimem_ld_reduce": 690,
+    "multimem_st": 220,
+    "multimem_red": 297,
     "prefetch_line": 13,
     "prefetchu_line": 1,
     "mov_special": 101,
@@ -14223,6 +14788,12 @@ FORM_DIGESTS: dict[str, str] = {
         "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
     "mov_unpack":
         "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
+    "multimem_ld_reduce":
+        "6cfd7a2f288ffea7c10e98cadb46c967caa56f18a9b4ade59e063943aca43a08",
+    "multimem_st":
+        "345bd59eb6d134458e868a87cd851ff4fbd89568de0bc39ded69b65e9decba31",
+    "multimem_red":
+        "e1cce9a7871fe9f8ae7ff6006274bd5c9e90c072cf2b55632baeac5a713b4458",
     "prefetch_line":
         "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
     "prefetchu_line":
@@ -18252,6 +18823,151 @@ def mov_unpack(
     }, ptx_isa)
 
 
+def multimem_ld_reduce(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    acc: bool = False,
+    vec: str | None = None,
+    d: str | None = None,
+    v: Sequence[str] | None = None,
+    op: str,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.ld_reduce``: load from every location of a multimem address and reduce.
+
+    Loads from all the memory locations the multimem address a maps and returns their
+    reduction by .op in d (or the vector v). .acc::f32 accumulates 16-bit floating-point
+    values in f32. .weak when no order is given.
+
+    Qualifiers:
+        sem: one of weak, relaxed, acquire (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        op: one of min, max, add, and, or, xor.
+        acc: True writes .acc::f32. accumulate 16-bit floating-point values in f32
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the reduction (only when vec = none).
+        v: the reductions (only when vec = {v2, v4, v8}).
+        a: the multimem address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_ld_reduce"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "acc": acc,
+        "vec": vec,
+        "d": d,
+        "v": v,
+        "op": op,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def multimem_st(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    vec: str | None = None,
+    b: str | None = None,
+    v: Sequence[str] | None = None,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.st``: store to every location of a multimem address.
+
+    Stores b (or the vector v) to all the memory locations the multimem address a maps. .weak
+    when no order is given.
+
+    Qualifiers:
+        sem: one of weak, relaxed, release (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the value stored (only when vec = none).
+        v: the value storeds (only when vec = {v2, v4, v8}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_st"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "vec": vec,
+        "b": b,
+        "v": v,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def multimem_red(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    vec: str | None = None,
+    b: str | None = None,
+    v: Sequence[str] | None = None,
+    op: str,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.red``: reduce into every location of a multimem address.
+
+    Performs the reduction .op with b (or the vector v) on all the memory locations the
+    multimem address a maps; nothing is returned. .relaxed.sys when no order is given.
+
+    Qualifiers:
+        sem: one of relaxed, release (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        op: one of min, max, add, and, or, xor.
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the operand (only when vec = none).
+        v: the operands (only when vec = {v2, v4, v8}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_red"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "vec": vec,
+        "b": b,
+        "v": v,
+        "op": op,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
 def prefetch_line(
     *,
     space: str | None = None,
@@ -21616,6 +22332,9 @@ __all__ = [
     "mov_unpack",
     "mov_value",
     "mul_arith",
+    "multimem_ld_reduce",
+    "multimem_red",
+    "multimem_st",
     "nanosleep_wait",
     "neg_arith",
     "not_op",
