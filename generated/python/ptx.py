@@ -2,14 +2,15 @@
 # spec/instructions/atom_red.yaml, spec/instructions/bits.yaml,
 # spec/instructions/clusterlaunchcontrol.yaml, spec/instructions/cp_async.yaml,
 # spec/instructions/cp_async_bulk.yaml, spec/instructions/cp_async_bulk_tensor.yaml,
-# spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
-# spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
-# spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml, spec/instructions/multimem.yaml,
-# spec/instructions/prefetch.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
+# spec/instructions/cvt.yaml, spec/instructions/cvta.yaml, spec/instructions/fence.yaml,
+# spec/instructions/ld_st.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml,
+# spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
+# spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/multimem.yaml, spec/instructions/prefetch.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -4566,6 +4567,60 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "cvt_tf32_f32", "when": {"dtype": "tf32", "atype": "f32"}},
                     ],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/cvta.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "cvta",
+                    "id": "cvta_convert",
+                    "partial": (
+                        "not yet: the generic address of a variable (cvta.global.u64 p, var; "
+                        "var+imm)"
+                    ),
+                    "qualifiers": [
+                        {"name": "to", "text": ".to", "flag": True},
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": [
+                                "const",
+                                "global",
+                                "local",
+                                "shared",
+                                "shared::cta",
+                                "shared::cluster",
+                                "param",
+                                "param::entry",
+                            ],
+                        },
+                        {"name": "size", "text": ".{}", "values": ["u64"]},
+                    ],
+                    "operands": [
+                        {"name": "p", "kind": "register", "io": "out", "type": "b64"},
+                        {"name": "a", "kind": "register", "type": "b64"},
+                    ],
+                    "gates": [
+                        {"id": "cvta", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {
+                            "id": "param",
+                            "when": {"space": ["param", "param::entry"]},
+                            "since": "7.7",
+                        },
+                        {"id": "shared-cta", "when": {"space": "shared::cta"}, "since": "7.8"},
+                        {
+                            "id": "shared-cluster",
+                            "when": {"space": "shared::cluster"},
+                            "targets": ["sm_90+"],
+                            "since": "7.8",
+                        },
+                        {"id": "param-entry", "when": {"space": "param::entry"}, "since": "8.3"},
+                    ],
+                    "wrappers": [{"name": "cvta", "when": {}}],
                 },
             ],
         },
@@ -14497,6 +14552,7 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_bulk_prefetch_tensor": 70,
     "cp_reduce_async_bulk_tensor": 304,
     "cvt_float": 181,
+    "cvta_convert": 16,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
     "fence_alias": 1,
@@ -14668,6 +14724,8 @@ FORM_DIGESTS: dict[str, str] = {
     ),
     "cvt_float":
         "ef54d3140e5d1870b42845f9ab0314e11628e47eb716f39525d07df555a64e4d",
+    "cvta_convert":
+        "68f49297d611be34c12373a53fe78974cf141bca45153e2bec4d3f80430d4ec2",
     "fence_thread":
         "e1cb68260599420a8175f59ed6bf5cadc4ea01bf2d8bd9ef1e42daf2f6812871",
     "fence_mbarrier_init":
@@ -16479,6 +16537,44 @@ def cvt_float(
         "dtype": dtype,
         "atype": atype,
         "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def cvta_convert(
+    *,
+    to: bool = False,
+    size: str = "u64",
+    space: str,
+    p: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``cvta``: convert an address between a state space and the generic space.
+
+    Without .to, p is the generic address of the address a of the state space; with .to, p is
+    the address in the state space of the generic address a (undefined when a is not in that
+    space's window). .shared is .shared::cta, .param is .param::entry.
+
+    Qualifiers:
+        to: True writes .to. from the generic space to the state space
+        space: one of const, global, local, shared, shared::cta, shared::cluster, param,
+            param::entry.
+        size: one of u64. the address size (.u32, of .address_size 32, is not offered)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        p: the converted address.
+        a: the address converted (of the same size).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("cvta_convert"), {
+        "to": to,
+        "size": size,
+        "space": space,
+        "p": p,
         "a": a,
     }, ptx_isa)
 
@@ -22288,6 +22384,7 @@ __all__ = [
     "cp_reduce_async_bulk",
     "cp_reduce_async_bulk_tensor",
     "cvt_float",
+    "cvta_convert",
     "descriptor_problems",
     "elect_sync",
     "ex2_value",
