@@ -4623,6 +4623,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "cvta", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "cvta-u32",
+                    "proposal": "instruction:cvta_convert:value:size:.u32",
+                    "location": {"section": "9.7.10.23", "ptx_isa": "9.4"},
+                    "says": (
+                        ".size = { .u32, .u64 } for cvta.space.size p, a and "
+                        "cvta.to.space.size p, a"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse every .u32 cvta under .address_size 64, "
+                        "the only address size they compile (32-bit registers: 32-bit "
+                        "compilation is no longer supported; 64-bit registers: an argument "
+                        "mismatch); tests/test_cvta.py"
+                    ),
+                    "ptxas": (
+                        "Program uses 32-bit address on line 9 which is conflicting with "
+                        ".address_size 64; 32-Bit compilation is no longer supported"
+                    ),
+                },
+            ],
         },
     ),
     (
