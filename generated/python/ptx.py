@@ -2,13 +2,15 @@
 # spec/instructions/atom_red.yaml, spec/instructions/bits.yaml,
 # spec/instructions/clusterlaunchcontrol.yaml, spec/instructions/cp_async.yaml,
 # spec/instructions/cp_async_bulk.yaml, spec/instructions/cp_async_bulk_tensor.yaml,
-# spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
-# spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
-# spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
+# spec/instructions/cvt.yaml, spec/instructions/cvta.yaml, spec/instructions/fence.yaml,
+# spec/instructions/ld_st.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml,
+# spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
+# spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/multimem.yaml, spec/instructions/prefetch.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -4849,6 +4851,81 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "cvt_tf32_f32", "when": {"dtype": "tf32", "atype": "f32"}},
                     ],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/cvta.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "cvta",
+                    "id": "cvta_convert",
+                    "partial": (
+                        "not yet: the generic address of a variable (cvta.global.u64 p, var; "
+                        "var+imm)"
+                    ),
+                    "qualifiers": [
+                        {"name": "to", "text": ".to", "flag": True},
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": [
+                                "const",
+                                "global",
+                                "local",
+                                "shared",
+                                "shared::cta",
+                                "shared::cluster",
+                                "param",
+                                "param::entry",
+                            ],
+                        },
+                        {"name": "size", "text": ".{}", "values": ["u64"]},
+                    ],
+                    "operands": [
+                        {"name": "p", "kind": "register", "io": "out", "type": "b64"},
+                        {"name": "a", "kind": "register", "type": "b64"},
+                    ],
+                    "gates": [
+                        {"id": "cvta", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {
+                            "id": "param",
+                            "when": {"space": ["param", "param::entry"]},
+                            "since": "7.7",
+                        },
+                        {"id": "shared-cta", "when": {"space": "shared::cta"}, "since": "7.8"},
+                        {
+                            "id": "shared-cluster",
+                            "when": {"space": "shared::cluster"},
+                            "targets": ["sm_90+"],
+                            "since": "7.8",
+                        },
+                        {"id": "param-entry", "when": {"space": "param::entry"}, "since": "8.3"},
+                    ],
+                    "wrappers": [{"name": "cvta", "when": {}}],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "cvta-u32",
+                    "proposal": "instruction:cvta_convert:value:size:.u32",
+                    "location": {"section": "9.7.10.23", "ptx_isa": "9.4"},
+                    "says": (
+                        ".size = { .u32, .u64 } for cvta.space.size p, a and "
+                        "cvta.to.space.size p, a"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse every .u32 cvta under .address_size 64, "
+                        "the only address size they compile (32-bit registers: 32-bit "
+                        "compilation is no longer supported; 64-bit registers: an argument "
+                        "mismatch); tests/test_cvta.py"
+                    ),
+                    "ptxas": (
+                        "Program uses 32-bit address on line 9 which is conflicting with "
+                        ".address_size 64; 32-Bit compilation is no longer supported"
+                    ),
                 },
             ],
         },
@@ -10650,6 +10727,952 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/mov.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "mov",
+                    "id": "mov_value",
+                    "partial": (
+                        "not yet: the address of a variable or function (mov.u64 d, avar; "
+                        "mov.u64 d, fname)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b16",
+                                "b32",
+                                "b64",
+                                "b128",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "b16",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "b128": "b128",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "b16",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "b128": "b128",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                            "immediate": "allowed",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_b16", "when": {"type": "b16"}},
+                        {"name": "mov_b32", "when": {"type": "b32"}},
+                        {"name": "mov_b64", "when": {"type": "b64"}},
+                        {"name": "mov_b128", "when": {"type": "b128"}},
+                        {"name": "mov_u16", "when": {"type": "u16"}},
+                        {"name": "mov_u32", "when": {"type": "u32"}},
+                        {"name": "mov_u64", "when": {"type": "u64"}},
+                        {"name": "mov_s16", "when": {"type": "s16"}},
+                        {"name": "mov_s32", "when": {"type": "s32"}},
+                        {"name": "mov_s64", "when": {"type": "s64"}},
+                        {"name": "mov_f32", "when": {"type": "f32"}},
+                        {"name": "mov_f64", "when": {"type": "f64"}},
+                    ],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_pred",
+                    "qualifiers": [{"name": "type", "text": ".{}", "values": ["pred"]}],
+                    "operands": [
+                        {"name": "d", "kind": "predicate", "io": "out"},
+                        {"name": "a", "kind": "predicate"},
+                    ],
+                    "gates": [
+                        {"id": "mov-pred", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                    ],
+                    "wrappers": [{"name": "mov_pred", "when": {}}],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_pack",
+                    "partial": (
+                        "not yet: the packs of 8-bit elements (mov.b16 d, {a, b}; mov.b32 d, "
+                        "{a, b, c, e}), which no inline-asm constraint holds"
+                    ),
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b32", "b64", "b128"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": {
+                                "by": "type",
+                                "values": {"b32": "b32", "b64": "b64", "b128": "b128"},
+                            },
+                        },
+                        {
+                            "name": "a",
+                            "choice": [
+                                {
+                                    "name": "pair",
+                                    "kind": "vector",
+                                    "count": 2,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b32": "b16", "b64": "b32", "b128": "b64"},
+                                    },
+                                    "suffix": "_x2",
+                                },
+                                {
+                                    "name": "quad",
+                                    "kind": "vector",
+                                    "count": 4,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b64": "b16", "b128": "b32"},
+                                        "default": "b16",
+                                    },
+                                    "suffix": "_x4",
+                                },
+                            ],
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "quad-width",
+                            "when": {"a": "quad"},
+                            "require": {"type": ["b64", "b128"]},
+                            "message": (
+                                "a .b32 pack of four elements packs bytes, which are not "
+                                "offered"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov-pack", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_pack_b32", "when": {"type": "b32"}},
+                        {"name": "mov_pack_b64", "when": {"type": "b64"}},
+                        {"name": "mov_pack_b128", "when": {"type": "b128"}},
+                    ],
+                },
+                {
+                    "name": "mov",
+                    "id": "mov_unpack",
+                    "partial": (
+                        "not yet: the unpacks into 8-bit elements (mov.b16 {a, b}, d; mov.b32 "
+                        "{a, b, c, e}, d) and the sink _ for an element"
+                    ),
+                    "qualifiers": [
+                        {"name": "type", "text": ".{}", "values": ["b32", "b64", "b128"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "io": "out",
+                            "choice": [
+                                {
+                                    "name": "pair",
+                                    "kind": "vector",
+                                    "count": 2,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b32": "b16", "b64": "b32", "b128": "b64"},
+                                    },
+                                    "suffix": "_x2",
+                                },
+                                {
+                                    "name": "quad",
+                                    "kind": "vector",
+                                    "count": 4,
+                                    "type": {
+                                        "by": "type",
+                                        "values": {"b64": "b16", "b128": "b32"},
+                                        "default": "b16",
+                                    },
+                                    "suffix": "_x4",
+                                },
+                            ],
+                        },
+                        {
+                            "name": "a",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"b32": "b32", "b64": "b64", "b128": "b128"},
+                            },
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "quad-width",
+                            "when": {"d": "quad"},
+                            "require": {"type": ["b64", "b128"]},
+                            "message": (
+                                "a .b32 unpack into four elements unpacks bytes, which are "
+                                "not offered"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "mov-unpack", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                    ],
+                    "wrappers": [
+                        {"name": "mov_unpack_b32", "when": {"type": "b32"}},
+                        {"name": "mov_unpack_b64", "when": {"type": "b64"}},
+                        {"name": "mov_unpack_b128", "when": {"type": "b128"}},
+                    ],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/multimem.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "multimem.ld_reduce",
+                    "id": "multimem_ld_reduce",
+                    "partial": (
+                        "not yet: the .e5m2/.e4m3 types and .acc::f16 (sm_100a and the f "
+                        "targets), generic addresses (no .global)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["weak", "relaxed", "acquire"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "op",
+                            "text": ".{}",
+                            "values": ["min", "max", "add", "and", "or", "xor"],
+                        },
+                        {"name": "acc", "text": ".acc::f32", "flag": True},
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "io": "out",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                        {"name": "a", "kind": "address", "type": "b64"},
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "acquire"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .acquire take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none", "weak"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .acquire",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                        {
+                            "id": "bit-ops",
+                            "when": {"op": ["and", "or", "xor"]},
+                            "require": {"type": ["b32", "b64"]},
+                            "message": ".and, .or and .xor take .b32 or .b64",
+                        },
+                        {
+                            "id": "add-types",
+                            "when": {"op": "add"},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": ".add takes .u32, .u64, .s32 or a floating-point type",
+                        },
+                        {
+                            "id": "min-max-types",
+                            "when": {"op": ["min", "max"]},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "s32",
+                                    "u64",
+                                    "s64",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                ],
+                            },
+                            "message": (
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                "floating-point type"
+                            ),
+                        },
+                        {
+                            "id": "acc-f32",
+                            "when": {"acc": True},
+                            "require": {"op": "add", "type": ["f16", "f16x2", "bf16", "bf16x2"]},
+                            "message": ".acc::f32 goes with .add of a 16-bit floating-point type",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                        {"id": "acc-f32", "when": {"acc": True}, "since": "8.2"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_ld_reduce", "when": {"vec": "none"}},
+                        {"name": "multimem_ld_reduce_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+                {
+                    "name": "multimem.st",
+                    "id": "multimem_st",
+                    "partial": (
+                        "not yet: the .e5m2/.e4m3 types (sm_100a and the f targets), generic "
+                        "addresses (no .global)"
+                    ),
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["weak", "relaxed", "release"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "release"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .release take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none", "weak"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .release",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_st", "when": {"vec": "none"}},
+                        {"name": "multimem_st_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+                {
+                    "name": "multimem.red",
+                    "id": "multimem_red",
+                    "partial": "not yet: the generic addresses (no .global)",
+                    "qualifiers": [
+                        {
+                            "name": "sem",
+                            "text": ".{}",
+                            "values": ["relaxed", "release"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "scope",
+                            "text": ".{}",
+                            "values": ["cta", "cluster", "gpu", "sys"],
+                            "optional": True,
+                        },
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "op",
+                            "text": ".{}",
+                            "values": ["min", "max", "add", "and", "or", "xor"],
+                        },
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b32",
+                                "b64",
+                                "u32",
+                                "u64",
+                                "s32",
+                                "s64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "when": {"vec": "none"},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b32": "b32",
+                                    "b64": "b64",
+                                    "u32": "b32",
+                                    "u64": "b64",
+                                    "s32": "s32",
+                                    "s64": "b64",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "bf16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "order-needs-scope",
+                            "when": {"sem": ["relaxed", "release"]},
+                            "require": {"scope": ["cta", "cluster", "gpu", "sys"]},
+                            "message": ".relaxed, .release take a scope",
+                        },
+                        {
+                            "id": "scope-needs-order",
+                            "when": {"sem": ["none"]},
+                            "require": {"scope": "none"},
+                            "message": "a scope goes with .relaxed, .release",
+                        },
+                        {
+                            "id": "global-subset",
+                            "when": {"space": "none"},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "ptxgen offers the .global forms only",
+                        },
+                        {
+                            "id": "scalar-types",
+                            "when": {"vec": "none"},
+                            "require": {
+                                "type": [
+                                    "b32",
+                                    "b64",
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "s64",
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": (
+                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
+                                ".v2, .v4 or .v8)"
+                            ),
+                        },
+                        {
+                            "id": "v2-v4-types",
+                            "when": {"vec": ["v2", "v4"]},
+                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
+                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                        },
+                        {
+                            "id": "v8-types",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                        {
+                            "id": "bit-ops",
+                            "when": {"op": ["and", "or", "xor"]},
+                            "require": {"type": ["b32", "b64"]},
+                            "message": ".and, .or and .xor take .b32 or .b64",
+                        },
+                        {
+                            "id": "add-types",
+                            "when": {"op": "add"},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "u64",
+                                    "s32",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "f64",
+                                ],
+                            },
+                            "message": ".add takes .u32, .u64, .s32 or a floating-point type",
+                        },
+                        {
+                            "id": "min-max-types",
+                            "when": {"op": ["min", "max"]},
+                            "require": {
+                                "type": [
+                                    "u32",
+                                    "s32",
+                                    "u64",
+                                    "s64",
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                ],
+                            },
+                            "message": (
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                "floating-point type"
+                            ),
+                        },
+                        {
+                            "id": "float-add",
+                            "when": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32", "f64"]},
+                            "require": {"op": "add"},
+                            "message": "the floating-point reductions are .add",
+                        },
+                    ],
+                    "gates": [
+                        {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                    ],
+                    "wrappers": [
+                        {"name": "multimem_red", "when": {"vec": "none"}},
+                        {"name": "multimem_red_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/prefetch.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "prefetch",
+                    "id": "prefetch_line",
+                    "qualifiers": [
+                        {
+                            "name": "space",
+                            "text": ".{}",
+                            "values": ["global", "local", "const", "param"],
+                            "optional": True,
+                        },
+                        {
+                            "name": "level",
+                            "text": ".{}",
+                            "values": [
+                                "L1",
+                                "L2",
+                                "L1::32B",
+                                "L2::evict_last",
+                                "L2::evict_normal",
+                                "tensormap",
+                            ],
+                        },
+                        {"name": "valid_addr", "text": ".valid_addr", "flag": True},
+                    ],
+                    "operands": [
+                        {
+                            "name": "a",
+                            "kind": "address",
+                            "type": "b64",
+                            "when": {
+                                "level": [
+                                    "L1",
+                                    "L2",
+                                    "L1::32B",
+                                    "L2::evict_last",
+                                    "L2::evict_normal",
+                                ],
+                            },
+                        },
+                        {
+                            "name": "tmap",
+                            "kind": "address",
+                            "type": "b64",
+                            "object": "tensormap",
+                            "when": {"level": "tensormap"},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "line-spaces",
+                            "when": {"level": ["L1", "L2"]},
+                            "require": {"space": ["none", "global", "local"]},
+                            "message": (
+                                ".L1 and .L2 prefetch from .global, .local or generic "
+                                "addresses"
+                            ),
+                        },
+                        {
+                            "id": "size-global",
+                            "when": {"level": "L1::32B"},
+                            "require": {"space": ["none", "global"], "valid_addr": True},
+                            "message": (
+                                ".L1::32B takes .valid_addr, with .global or a generic address"
+                            ),
+                        },
+                        {
+                            "id": "valid-addr-size",
+                            "when": {"valid_addr": True},
+                            "require": {"level": "L1::32B"},
+                            "message": ".valid_addr goes with .L1::32B only",
+                        },
+                        {
+                            "id": "eviction-global",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                            "require": {"space": "global"},
+                            "ptxas_accepts": {"space": "none"},
+                            "message": "the eviction priorities are written with .global",
+                        },
+                        {
+                            "id": "tensormap-spaces",
+                            "when": {"level": "tensormap"},
+                            "require": {"space": ["none", "const", "param"]},
+                            "message": (
+                                ".tensormap prefetches from .const, .param or generic "
+                                "addresses"
+                            ),
+                        },
+                    ],
+                    "gates": [
+                        {"id": "prefetch", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {
+                            "id": "eviction-priority",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                            "targets": ["sm_80+"],
+                            "since": "7.4",
+                        },
+                        {
+                            "id": "tensormap",
+                            "when": {"level": "tensormap"},
+                            "targets": ["sm_90+"],
+                            "since": "8.0",
+                        },
+                        {
+                            "id": "size-32b",
+                            "when": {"level": "L1::32B"},
+                            "targets": ["sm_90+"],
+                            "since": "9.4",
+                        },
+                    ],
+                    "wrappers": [
+                        {"name": "prefetch", "when": {"level": ["L1", "L2"]}},
+                        {"name": "prefetch_l1_32b", "when": {"level": "L1::32B"}},
+                        {
+                            "name": "prefetch_evict",
+                            "when": {"level": ["L2::evict_last", "L2::evict_normal"]},
+                        },
+                        {"name": "prefetch_tensormap", "when": {"level": "tensormap"}},
+                    ],
+                },
+                {
+                    "name": "prefetchu",
+                    "id": "prefetchu_line",
+                    "qualifiers": [{"name": "level", "text": ".{}", "values": ["L1"]}],
+                    "operands": [{"name": "a", "kind": "address", "type": "b64"}],
+                    "gates": [
+                        {"id": "prefetchu", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                    ],
+                    "wrappers": [{"name": "prefetchu", "when": {}}],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/special_registers.yaml",
         {
             "instructions": [
@@ -10657,8 +11680,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mov",
                     "id": "mov_special",
                     "partial": (
-                        "the moves of special registers only; mov of registers, immediates "
-                        "and packs (mov.b32 r, s; mov.b64 {a, b}) is not in yet"
+                        "not yet: the vector reads (mov.v4.u32 {a, b, c, _}, %tid ...); mov "
+                        "of registers, immediates and packs is mov.yaml"
                     ),
                     "qualifiers": [
                         {
@@ -14165,6 +15188,7 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_bulk_prefetch_tensor": 70,
     "cp_reduce_async_bulk_tensor": 352,
     "cvt_float": 181,
+    "cvta_convert": 16,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
     "fence_alias": 1,
@@ -14221,6 +15245,15 @@ FORM_COUNTS: dict[str, int] = {
     "mma_sp": 44,
     "mma_sp_ordered_metadata": 153,
     "mma_sync": 215,
+    "mov_value": 12,
+    "mov_pred": 1,
+    "mov_pack": 5,
+    "mov_unpack": 5,
+    "multimem_ld_reduce": 690,
+    "multimem_st": 220,
+    "multimem_red": 297,
+    "prefetch_line": 13,
+    "prefetchu_line": 1,
     "mov_special": 101,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
@@ -14327,6 +15360,8 @@ FORM_DIGESTS: dict[str, str] = {
     ),
     "cvt_float":
         "ef54d3140e5d1870b42845f9ab0314e11628e47eb716f39525d07df555a64e4d",
+    "cvta_convert":
+        "68f49297d611be34c12373a53fe78974cf141bca45153e2bec4d3f80430d4ec2",
     "fence_thread":
         "e1cb68260599420a8175f59ed6bf5cadc4ea01bf2d8bd9ef1e42daf2f6812871",
     "fence_mbarrier_init":
@@ -14439,6 +15474,24 @@ FORM_DIGESTS: dict[str, str] = {
         "8b85abb889db599d744ca1980fe5b0a01295af2139b22fb02bad49e9f53f9a7c",
     "mma_sync":
         "4078e17a53afff2b61e85e51756598303731e5eec34cb94b58caeb0432bcd3f2",
+    "mov_value":
+        "7c166956bf0197fb51f4b66f76f4d7f85432ab67fa2fa8ce82c7504ace482358",
+    "mov_pred":
+        "bb4c38ecc220963b4fc6e1d0703d17ca888930208cbc8f52939e4a53b6cdf8c4",
+    "mov_pack":
+        "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
+    "mov_unpack":
+        "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
+    "multimem_ld_reduce":
+        "6cfd7a2f288ffea7c10e98cadb46c967caa56f18a9b4ade59e063943aca43a08",
+    "multimem_st":
+        "345bd59eb6d134458e868a87cd851ff4fbd89568de0bc39ded69b65e9decba31",
+    "multimem_red":
+        "e1cce9a7871fe9f8ae7ff6006274bd5c9e90c072cf2b55632baeac5a713b4458",
+    "prefetch_line":
+        "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
+    "prefetchu_line":
+        "e1fc0a23b63cb98dd61224ad0ae55b9423175f1f47027e47552ed0ad0e92d396",
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "setmaxnreg_action":
@@ -16135,6 +17188,44 @@ def cvt_float(
         "dtype": dtype,
         "atype": atype,
         "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def cvta_convert(
+    *,
+    to: bool = False,
+    size: str = "u64",
+    space: str,
+    p: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``cvta``: convert an address between a state space and the generic space.
+
+    Without .to, p is the generic address of the address a of the state space; with .to, p is
+    the address in the state space of the generic address a (undefined when a is not in that
+    space's window). .shared is .shared::cta, .param is .param::entry.
+
+    Qualifiers:
+        to: True writes .to. from the generic space to the state space
+        space: one of const, global, local, shared, shared::cta, shared::cluster, param,
+            param::entry.
+        size: one of u64. the address size (.u32, of .address_size 32, is not offered)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        p: the converted address.
+        a: the address converted (of the same size).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("cvta_convert"), {
+        "to": to,
+        "size": size,
+        "space": space,
+        "p": p,
         "a": a,
     }, ptx_isa)
 
@@ -18354,6 +19445,348 @@ def mma_sync(
         "a": a,
         "b": b,
         "c": c,
+    }, ptx_isa)
+
+
+def mov_value(
+    *,
+    type: str,
+    d: str,
+    a: str | int,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: copy a register or an immediate.
+
+    d = a, where a is a register of the type's width or an immediate (an integer, or for
+    .f32/.f64 a floating-point constant such as 0f3F800000).
+
+    Qualifiers:
+        type: one of b16, b32, b64, b128, u16, u32, u64, s16, s32, s64, f32, f64. the width
+            and kind of d and a (.pred is mov_pred)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the copy.
+        a: the value copied (a register or an immediate).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_value"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def mov_pred(
+    *,
+    type: str = "pred",
+    d: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: copy a predicate.
+
+    d = a, both predicates.
+
+    Qualifiers:
+        type: one of pred.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the copy.
+        a: the predicate copied.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_pred"), {
+        "type": type,
+        "d": d,
+        "a": a,
+    }, ptx_isa)
+
+
+def mov_pack(
+    *,
+    pair: Sequence[str] | None = None,
+    quad: Sequence[str] | None = None,
+    type: str,
+    d: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: pack a vector of registers into one register.
+
+    d is the elements of the vector a side by side, the first in the lowest bits (mov.b64 d,
+    {lo, hi}: d = lo | hi << 32). The vector and d both have the type's width.
+
+    Qualifiers:
+        type: one of b32, b64, b128.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the packed register.
+        pair: two elements of half the width (one of pair, quad).
+        quad: four elements of a quarter of the width (one of pair, quad).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_pack"), {
+        "pair": pair,
+        "quad": quad,
+        "type": type,
+        "d": d,
+    }, ptx_isa)
+
+
+def mov_unpack(
+    *,
+    pair: Sequence[str] | None = None,
+    quad: Sequence[str] | None = None,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``mov``: unpack one register into a vector of registers.
+
+    The elements of the vector d are the fields of a side by side, the first from the lowest
+    bits (mov.b64 {lo, hi}, a: lo = a[0..31], hi = a[32..63]).
+
+    Qualifiers:
+        type: one of b32, b64, b128.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        pair: two elements of half the width (one of pair, quad).
+        quad: four elements of a quarter of the width (one of pair, quad).
+        a: the register unpacked.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("mov_unpack"), {
+        "pair": pair,
+        "quad": quad,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def multimem_ld_reduce(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    acc: bool = False,
+    vec: str | None = None,
+    d: str | None = None,
+    v: Sequence[str] | None = None,
+    op: str,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.ld_reduce``: load from every location of a multimem address and reduce.
+
+    Loads from all the memory locations the multimem address a maps and returns their
+    reduction by .op in d (or the vector v). .acc::f32 accumulates 16-bit floating-point
+    values in f32. .weak when no order is given.
+
+    Qualifiers:
+        sem: one of weak, relaxed, acquire (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        op: one of min, max, add, and, or, xor.
+        acc: True writes .acc::f32. accumulate 16-bit floating-point values in f32
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the reduction (only when vec = none).
+        v: the reductions (only when vec = {v2, v4, v8}).
+        a: the multimem address.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_ld_reduce"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "acc": acc,
+        "vec": vec,
+        "d": d,
+        "v": v,
+        "op": op,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def multimem_st(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    vec: str | None = None,
+    b: str | None = None,
+    v: Sequence[str] | None = None,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.st``: store to every location of a multimem address.
+
+    Stores b (or the vector v) to all the memory locations the multimem address a maps. .weak
+    when no order is given.
+
+    Qualifiers:
+        sem: one of weak, relaxed, release (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the value stored (only when vec = none).
+        v: the value storeds (only when vec = {v2, v4, v8}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_st"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "vec": vec,
+        "b": b,
+        "v": v,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def multimem_red(
+    *,
+    sem: str | None = None,
+    scope: str | None = None,
+    space: str | None = None,
+    vec: str | None = None,
+    b: str | None = None,
+    v: Sequence[str] | None = None,
+    op: str,
+    type: str,
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.red``: reduce into every location of a multimem address.
+
+    Performs the reduction .op with b (or the vector v) on all the memory locations the
+    multimem address a maps; nothing is returned. .relaxed.sys when no order is given.
+
+    Qualifiers:
+        sem: one of relaxed, release (None leaves it out).
+        scope: one of cta, cluster, gpu, sys (None leaves it out).
+        space: one of global (None leaves it out).
+        op: one of min, max, add, and, or, xor.
+        vec: one of v2, v4, v8 (None leaves it out).
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the operand (only when vec = none).
+        v: the operands (only when vec = {v2, v4, v8}).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_red"), {
+        "sem": sem,
+        "scope": scope,
+        "space": space,
+        "vec": vec,
+        "b": b,
+        "v": v,
+        "op": op,
+        "type": type,
+        "a": a,
+    }, ptx_isa)
+
+
+def prefetch_line(
+    *,
+    space: str | None = None,
+    valid_addr: bool = False,
+    a: str | None = None,
+    tmap: str | None = None,
+    level: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``prefetch``: prefetch the cache line of an address, or a tensor map.
+
+    Brings the cache line holding the address a (in .global or .local memory, or a generic
+    address) into the cache level .L1 or .L2, optionally with an L2 eviction priority; with
+    .L1::32B.valid_addr at least 32 bytes at a valid address. With .tensormap, brings the
+    tensor map at a (in .const or .param memory, or a generic address) into the cache
+    cp.async.bulk.tensor reads it from. A prefetch of shared memory does nothing.
+
+    Qualifiers:
+        space: one of global, local, const, param (None leaves it out). the state space of a
+            (generic addressing when left out)
+        level: one of L1, L2, L1::32B, L2::evict_last, L2::evict_normal, tensormap. the cache
+            level, the L1 prefetch size, the L2 eviction priority, or .tensormap
+        valid_addr: True writes .valid_addr. at least one byte at a is valid memory (required
+            by .L1::32B)
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the address prefetched (64-bit) (only when level = {L1, L1::32B, L2,
+            L2::evict_last, L2::evict_normal}).
+        tmap: the address of the 64-byte-aligned tensor map (CUtensorMap) (only when level =
+            tensormap).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("prefetch_line"), {
+        "space": space,
+        "valid_addr": valid_addr,
+        "a": a,
+        "tmap": tmap,
+        "level": level,
+    }, ptx_isa)
+
+
+def prefetchu_line(
+    *,
+    level: str = "L1",
+    a: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``prefetchu``: prefetch the cache line of a generic address into the uniform cache.
+
+    Brings the cache line holding the generic address a into the uniform cache (L1); nothing
+    happens for a const, local or shared address.
+
+    Qualifiers:
+        level: one of L1.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the generic address prefetched.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("prefetchu_line"), {
+        "level": level,
+        "a": a,
     }, ptx_isa)
 
 
@@ -21606,6 +23039,7 @@ __all__ = [
     "cp_reduce_async_bulk",
     "cp_reduce_async_bulk_tensor",
     "cvt_float",
+    "cvta_convert",
     "descriptor_problems",
     "elect_sync",
     "ex2_value",
@@ -21644,14 +23078,23 @@ __all__ = [
     "mma_sp",
     "mma_sp_ordered_metadata",
     "mma_sync",
+    "mov_pack",
+    "mov_pred",
     "mov_special",
+    "mov_unpack",
+    "mov_value",
     "mul_arith",
+    "multimem_ld_reduce",
+    "multimem_red",
+    "multimem_st",
     "nanosleep_wait",
     "neg_arith",
     "not_op",
     "or_op",
     "pmevent_trigger",
     "popc_op",
+    "prefetch_line",
+    "prefetchu_line",
     "prmt_bytes",
     "rcp_value",
     "red_scalar",

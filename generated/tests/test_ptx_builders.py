@@ -2,14 +2,15 @@
 # spec/instructions/atom_red.yaml, spec/instructions/bits.yaml,
 # spec/instructions/clusterlaunchcontrol.yaml, spec/instructions/cp_async.yaml,
 # spec/instructions/cp_async_bulk.yaml, spec/instructions/cp_async_bulk_tensor.yaml,
-# spec/instructions/cvt.yaml, spec/instructions/fence.yaml, spec/instructions/ld_st.yaml,
-# spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml, spec/instructions/math.yaml,
-# spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml, spec/instructions/mma_sp.yaml,
-# spec/instructions/mma_sync.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
-# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
-# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template
-# templates/python/test_ptx_builders.py.j2).
+# spec/instructions/cvt.yaml, spec/instructions/cvta.yaml, spec/instructions/fence.yaml,
+# spec/instructions/ld_st.yaml, spec/instructions/ldmatrix.yaml, spec/instructions/logic.yaml,
+# spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
+# spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
+# spec/instructions/multimem.yaml, spec/instructions/prefetch.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
+# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
+# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
+# (template templates/python/test_ptx_builders.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """The generated builders (``ptxgen.isa.ptx``) against the generator's model.
 
@@ -58,6 +59,7 @@ INSTRUCTIONS = [
     "cp_async_bulk_prefetch_tensor",
     "cp_reduce_async_bulk_tensor",
     "cvt_float",
+    "cvta_convert",
     "fence_thread",
     "fence_mbarrier_init",
     "fence_alias",
@@ -114,6 +116,15 @@ INSTRUCTIONS = [
     "mma_sp",
     "mma_sp_ordered_metadata",
     "mma_sync",
+    "mov_value",
+    "mov_pred",
+    "mov_pack",
+    "mov_unpack",
+    "multimem_ld_reduce",
+    "multimem_st",
+    "multimem_red",
+    "prefetch_line",
+    "prefetchu_line",
     "mov_special",
     "setmaxnreg_action",
     "griddepcontrol_action",

@@ -188,4 +188,6 @@ def form_written(forms: Sequence[Form], operands: Sequence[str]) -> Form | None:
     written (``operands``, as :func:`ptxgen.source.split_operands` splits them): by count,
     brackets and braces, immediates, and the special register named; None if none fits."""
     written = tuple(operands)
-    return next((f for f in forms if operand_texts(f, written) is not None), None)
+    # a special register's fixed text before a register, which any text fits
+    ordered = sorted(forms, key=lambda f: not any(u.kind == "special" for u in f.operands))
+    return next((f for f in ordered if operand_texts(f, written) is not None), None)

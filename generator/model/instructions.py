@@ -1364,7 +1364,9 @@ def _lookup_isa(iset: InstructionSet, opcode: str) -> Lookup:
     problems: list[str] = []
     for ins in cands:
         forms = _forms_of(ins, ins.parse_opcode(opcode)[0])
-        if forms:
+        if forms:  # and those of the instructions of the same name (mov: copies, packs)
+            forms += [f for other in cands if other is not ins and other.name == ins.name
+                      for f in _forms_of(other, other.parse_opcode(opcode)[0])]
             return Lookup(opcode, ins, tuple(forms), ())
         problems.extend(explain(ins, opcode))
     return Lookup(opcode, cands[0], (), tuple(problems))

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ptxgen.model.calls import calls_for, form_written
-from ptxgen.model.instructions import InstructionSet, lookup
+from ptxgen.model.calls import calls_for, form_written, operand_texts
+from ptxgen.model.instructions import Form, InstructionSet, lookup
 from ptxgen.source import Statement, split_operands
 
 
@@ -38,6 +38,9 @@ class Reporter:
     def __init__(self, iset: InstructionSet) -> None:
         self.iset = iset
         self._known: dict[str, Known] = {}
+        # the special registers the spec reads (%clock64): never a register operand's text
+        self._specials = {t for ins in iset.instructions for o in ins.operands
+                          for t in (o.text, *(a.text for a in o.choice)) if t}
 
     def known(self, opcode: str) -> Known:
         hit = self._known.get(opcode)
@@ -72,9 +75,16 @@ class Reporter:
                     "known": k.instruction is not None})
         if k.instruction is not None:
             cpp, python = k.cpp, k.python
+            written = split_operands(s.operands)
+            if self._specials.intersection(written):  # is it read as a special register?
+                form = form_written(lookup(self.iset, s.opcode).forms, written)
+                if form is not None and self._misread(form, written):
+                    row.update({"known": False, "problem": (
+                        f"{s.opcode} reads a special register with a type other than its "
+                        "own (ptxgen support mov.u32, mov.u64)")})
+                    return row
             if k.many:  # the operands choose among the forms (a special register's name)
-                form = form_written(lookup(self.iset, s.opcode).forms,
-                                    split_operands(s.operands))
+                form = form_written(lookup(self.iset, s.opcode).forms, written)
                 calls = calls_for(form) if form is not None else None
                 cpp, python = (calls.cpp, calls.python) if calls else (None, None)
             row.update({"instruction": k.instruction, "isa_opcode": k.isa_opcode,
@@ -82,6 +92,14 @@ class Reporter:
         else:
             row["problem"] = k.problem
         return row
+
+
+    def _misread(self, form: Form, written: Sequence[str]) -> bool:
+        """Whether ``form`` takes a special register (``mov.b64 d, %clock64``) for a
+        register: a type the register's own form does not have."""
+        texts = operand_texts(form, tuple(written)) or {}
+        return any(u.kind == "register" and texts.get(u.name) in self._specials
+                   for u in form.operands)
 
 
 def family(opcode: str) -> str:

@@ -498,11 +498,11 @@ def check_instructions(docs: list[Document], loaded: Sequence[Document] = ()
         c.collect_notes(doc.data)
         for i, raw in enumerate(doc.data["instructions"]):
             base: Path_ = ("instructions", i)
-            for what, key, seen in (("instruction", raw["id"], ids),
-                                    ("instruction", raw["name"], ids)):
-                if key in seen:
-                    c.err(base + ("id",), f"{what} {key!r} is also defined in {seen[key]}")
-                seen[key] = doc.display
+            # names may repeat (mov: special registers, copies, packs), ids may not
+            if raw["id"] in ids:
+                c.err(base + ("id",), f"instruction {raw['id']!r} is also defined in "
+                                      f"{ids[raw['id']]}")
+            ids[raw["id"]] = doc.display
             for j, w in enumerate(raw["wrappers"]):
                 if w["name"] in wrappers:
                     c.err(base + ("wrappers", j, "name"),
