@@ -1,12 +1,13 @@
 """Re-runnable benchmark of ``ptxgen probe`` (issue 13: <= 5 minutes on the 2-core machine).
 
-    python benchmarks/bench_probe.py --ptxas PATH [--spec DIR] [--jobs N] [--runs R]
+    python benchmarks/bench_probe.py --ptxas PATH [--spec DIR] [--jobs N] [--runs R] [--cover]
 
 Runs ``ptxgen probe --ptxas PATH --spec DIR --json`` as a user would (a fresh
 process, no assembly cache: PTXGEN_PROBE_CACHE is unset) R times and prints the
 wall time of each run, the median, the number of kernels assembled, ptxas runs
 and proposals. Default: the ptxas of the test dependency nvidia-cuda-nvcc (13.5)
-against spec/.
+against spec/. ``--cover`` times CI's probe (``ptxgen probe --cover``: the covering
+arrays of forms, every candidate value once) instead of the whole one.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ def main() -> None:
     ap.add_argument("--spec", default=str(ROOT / "spec"))
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--cover", action="store_true", help="CI's probe (ptxgen probe --cover)")
     args = ap.parse_args()
     exe = args.ptxas or default_ptxas()
     env = {k: v for k, v in os.environ.items() if k != "PTXGEN_PROBE_CACHE"}
     cmd = [sys.executable, "-m", "ptxgen", "probe", "--ptxas", exe, "--spec", args.spec,
-           "--json"] + (["--jobs", str(args.jobs)] if args.jobs else [])
+           "--json"] + (["--jobs", str(args.jobs)] if args.jobs else []) + \
+        (["--cover"] if args.cover else [])
     walls = []
     result: dict[str, object] = {}
     for _ in range(args.runs):
