@@ -24,6 +24,10 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   and the gate allow, refused (for any reason: ptxas calls a value another target
   lacks out of range) elsewhere; the value after a gate's last one is a near miss.
 
+The checks of one (target, version, -arch) are assembled together, one batch of what must
+assemble and one of what must be refused (forms, unknown forms, gated immediates, near
+misses), so that a pair costs two ptxas runs, not one per check.
+
 The spec's answer is the ISA's, with the deviations the spec records for the
 assembler's CUDA toolkit (``Form.support_for``, ``Targets.for_toolkit``): ptxas
 13.0 is checked against what the spec says of toolkit 13.0. An assembler newer
