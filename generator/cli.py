@@ -199,7 +199,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="CI's check: each instruction's covering array of forms (every "
                          "qualifier value and every pair of values, every distinct support) "
                          "on every target and version instead of every form, and one "
-                         "candidate form per new value (minutes become seconds)")
+                         "candidate form per new value (a fraction of the whole probe's time)")
     dc = sub.add_parser("doc", help="read the PTX ISA document: check the spec against it, "
                                     "import what it defines")
     dsub = dc.add_subparsers(dest="doc_command", required=True, metavar="ACTION")
