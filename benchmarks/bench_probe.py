@@ -1,6 +1,6 @@
 """Re-runnable benchmark of ``ptxgen probe`` (issue 13: <= 5 minutes on the 2-core machine).
 
-    python benchmarks/bench_probe.py --ptxas PATH [--spec DIR] [--jobs N] [--runs R]
+    python benchmarks/bench_probe.py --ptxas PATH [--spec DIR] [--jobs N] [--runs R] [--cover]
                                      [--only FILE.yaml]...
 
 Runs ``ptxgen probe --ptxas PATH --spec DIR --json`` as a user would (a fresh
@@ -12,6 +12,8 @@ against spec/. ``--only`` probes a copy of the spec with only these instruction 
 ``--only cp_async_bulk.yaml --only cp_async_bulk_tensor.yaml`` and
 ``--only fence.yaml --only mbarrier.yaml --only tensormap.yaml``, each with ptxas 13.5
 and 13.0.
+``--cover`` times CI's probe (``ptxgen probe --cover``: the covering
+arrays of forms, every candidate value once) instead of the whole one.
 """
 
 from __future__ import annotations
@@ -44,13 +46,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--only", action="append", default=[],
                     help="an instruction file of the spec to probe alone (repeatable)")
+    ap.add_argument("--cover", action="store_true", help="CI's probe (ptxgen probe --cover)")
     args = ap.parse_args()
     if args.only:
         args.spec = _subset(Path(args.spec), args.only)
     exe = args.ptxas or default_ptxas()
     env = {k: v for k, v in os.environ.items() if k != "PTXGEN_PROBE_CACHE"}
     cmd = [sys.executable, "-m", "ptxgen", "probe", "--ptxas", exe, "--spec", args.spec,
-           "--json"] + (["--jobs", str(args.jobs)] if args.jobs else [])
+           "--json"] + (["--jobs", str(args.jobs)] if args.jobs else []) + \
+        (["--cover"] if args.cover else [])
     walls = []
     result: dict[str, object] = {}
     for _ in range(args.runs):

@@ -195,6 +195,11 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="also try every value the spec knows in every qualifier slot and "
                          "the tokens the assembler's strings pair with known values (finds "
                          "ptxas leniencies too)")
+    pr.add_argument("--cover", action="store_true",
+                    help="CI's check: each instruction's covering array of forms (every "
+                         "qualifier value and every pair of values, every distinct support) "
+                         "on every target and version instead of every form, and one "
+                         "candidate form per new value (a fraction of the whole probe's time)")
     dc = sub.add_parser("doc", help="read the PTX ISA document: check the spec against it, "
                                     "import what it defines")
     dsub = dc.add_subparsers(dest="doc_command", required=True, metavar="ACTION")
@@ -836,7 +841,8 @@ def _probe(args: Any) -> int:
             raise UsageError(f"--doc: {d} does not exist")
     try:
         asm = Assembler.open(args.ptxas)
-        result = probe(spec, asm, jobs=args.jobs, doc=docs, every_value=args.every_value)
+        result = probe(spec, asm, jobs=args.jobs, doc=docs, every_value=args.every_value,
+                       cover=args.cover)
     except AssemblerError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:

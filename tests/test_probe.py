@@ -16,8 +16,10 @@ Oracles: ptxas 13.5 (test dependency) and ptxas 13.0 (PATH), tests/toolkits.py.
 
 The probes run in this process and share their assemblies (an in-memory cache)
 with each other and with the conformance matrix of
-generated/tests/test_ptxas_conformance.py; the command-line test reuses them
-through the on-disk cache (PTXGEN_PROBE_CACHE).
+generated/tests/test_ptxas_conformance.py; the command-line tests reuse them (in
+this process, and through the on-disk cache PTXGEN_PROBE_CACHE for the one run as a
+separate process). The final spec's probes are CI's (``cover``: covering arrays of
+forms, every candidate value once); the whole probe is benchmarks/bench_probe.py.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 import pytest
 import toolkits
 
+from ptxgen.cli import main
 from ptxgen.isa import ptx
 from ptxgen.model.instructions import InstructionSet, vkey
 from ptxgen.pipeline import load_model
@@ -61,11 +64,15 @@ _results: dict[tuple[str, str], ProbeResult] = {}
 
 
 def _probe(spec: Path, release: str) -> ProbeResult:
+    """The old spec is probed whole; the final spec's probes are CI's check (``cover``:
+    each instruction's covering array of forms on every pair, every candidate value once;
+    the whole probe is benchmarks/bench_probe.py)."""
     key = (str(spec), release)
     if key not in _results:
         asm = Assembler.open(toolkits.require("ptxas", release))
         iset = ptx.instruction_set() if spec == SPEC else None
-        _results[key] = probe(spec, asm, iset=iset, doc=[DOC] if spec == OLD_SPEC else [])
+        _results[key] = probe(spec, asm, iset=iset, doc=[DOC] if spec == OLD_SPEC else [],
+                              cover=spec != OLD_SPEC)
     return _results[key]
 
 
@@ -88,6 +95,31 @@ def test_each_toolkit_agrees_with_the_final_spec(cache: Path, release: str) -> N
     assert others == []
     assert result.exit_code == (1 if proposals else 0)
     assert result.stats["candidates"] > 0 and result.stats["near_misses"] > 0
+
+
+def test_the_covering_probe_finds_a_broken_gate(cache: Path, spec_copy: Path) -> None:
+    """CI's probe (``cover``) still sees a gate the spec gets wrong: redux.sync claimed
+    from PTX ISA 7.3 where ptxas 13.5 assembles it from 7.0 (on sm_80 and later); only
+    the broken instruction is proposed, at the versions the edit moved."""
+    warp = spec_copy / "instructions" / "warp.yaml"
+    text = warp.read_text()
+    gate = ("targets: [sm_80+]\n        since: \"7.0\"\n        provenance: {seeds: [], "
+            "ptxas: \"Feature 'redux'")
+    assert text.count(gate) == 1
+    warp.write_text(text.replace(gate, gate.replace('"7.0"', '"7.3"')))
+    asm = Assembler.open(toolkits.require("ptxas", "13.5"))
+    result = probe(spec_copy, asm, cover=True)
+    broken = [p for p in result.proposals if p.details.get("instruction") == "redux_sync"]
+    assert broken and {p.kind for p in broken} == {"forms-accepted"}, \
+        [p.subject for p in result.proposals]
+    # the targets that exist before 7.3 (sm_80 from 7.0, sm_86 from 7.1; redux needs sm_80)
+    assert {tuple(sorted(p.details["where"].items())) for p in broken} == {
+        (("sm_80", "7.0-7.2"), ("sm_86", "7.1-7.2"))}
+    partial = {n for i in ptx.instruction_set().instructions if i.partial
+               for n in (i.id, i.name)}
+    others = [p.subject for p in result.proposals if p not in broken
+              and p.details.get("instruction") not in partial]
+    assert others == []
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +291,17 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False, env=os.environ.copy())
 
 
-def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult) -> None:
+def _main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``ptxgen probe ARGS`` in this process (its assemblies come from the in-memory cache
+    that the probes above filled): (exit status, stdout)."""
+    capsys.readouterr()
+    code = main(["probe", *args])
+    return code, capsys.readouterr().out
+
+
+def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult,
+                                                    capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:
     ptxas = toolkits.require("ptxas", "13.5")
     proc = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--json", "--jobs", "2",
                 "--doc", str(DOC))
@@ -271,17 +313,31 @@ def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult) -> 
     assert [p["kind"] for p in doc["proposals"]] == [p.kind for p in old_result.proposals]
     for p in doc["proposals"]:
         assert set(p) == {"kind", "subject", "message", "ptxas", "details"}
-    text = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC))
-    assert text.returncode == 1
-    assert "target-added     targets.sm_107a" in text.stdout
-    assert "ptx-isa-version  targets.ptx_isa_versions.9.5" in text.stdout
+    code, out = _main(capsys, "--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC))
+    assert code == 1
+    assert "target-added     targets.sm_107a" in out
+    assert "ptx-isa-version  targets.ptx_isa_versions.9.5" in out
 
 
-def test_command_line_agrees_with_exit_0(cache: Path) -> None:
-    _probe(SPEC, "13.0")  # fills the cache
-    proc = _cli("--ptxas", toolkits.require("ptxas", "13.0"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "the assembler agrees with the spec: nothing to propose" in proc.stdout
+def test_command_line_agrees_but_for_partial_instructions(
+        cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ptxgen probe --cover`` with ptxas 13.0 on the final spec: what the in-process probe
+    found (proposals only for the instructions the spec has a part of: ptxas 13.0 takes
+    ``setp.eq.bf16``, a half-precision setp that setp_op does not have yet), exit 1 with
+    proposals and 0 without."""
+    result = _probe(SPEC, "13.0")  # fills the cache
+    ptxas = toolkits.require("ptxas", "13.0")
+    code, out = _main(capsys, "--ptxas", ptxas, "--cover", "--json")
+    doc = json.loads(out)
+    assert doc["proposals"] == json.loads(json.dumps([p.as_dict() for p in result.proposals]))
+    partial = {n for i in ptx.instruction_set().instructions if i.partial
+               for n in (i.id, i.name)}
+    assert all(p["details"].get("instruction") in partial for p in doc["proposals"])
+    assert code == doc["exit_code"] == (1 if doc["proposals"] else 0)
+    code, out = _main(capsys, "--ptxas", ptxas, "--cover")
+    assert code == doc["exit_code"]
+    assert out.startswith("ptxgen probe: ptxas V13.0.")
+    assert ("the assembler agrees with the spec: nothing to propose" in out) == (code == 0)
 
 
 @pytest.mark.parametrize("args", [

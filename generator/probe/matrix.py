@@ -24,6 +24,10 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   and the gate allow, refused (for any reason: ptxas calls a value another target
   lacks out of range) elsewhere; the value after a gate's last one is a near miss.
 
+The checks of one (target, version, -arch) are assembled together, one batch of what must
+assemble and one of what must be refused (forms, unknown forms, gated immediates, near
+misses), so that a pair costs two ptxas runs, not one per check.
+
 The spec's answer is the ISA's, with the deviations the spec records for the
 assembler's CUDA toolkit (``Form.support_for``, ``Targets.for_toolkit``): ptxas
 13.0 is checked against what the spec says of toolkit 13.0. An assembler newer
@@ -91,28 +95,34 @@ def _forms(iset: InstructionSet) -> list[Form]:
     return [f for ins in iset.instructions for f in ins.forms]
 
 
-def _check_supported(asm: Assembler, target: str, version: str, arch: str,
-                     kernels: list[Kernel]) -> list[str]:
-    if not kernels:
-        return []
-    got = asm.assemble(target, version, arch, kernels)
-    return [f"{k}: the spec says supported, ptxas refuses: {' | '.join(e)}"
-            for k, e in got.items() if e]
+#: What a check expects of its kernels: to assemble; to be refused for a gating reason (a
+#: version, a target, an architecture); to be refused for any reason.
+SUPPORTED, GATED, REFUSED = "supported", "gated", "refused"
 
 
-def _check_refused(asm: Assembler, target: str, version: str, arch: str,
-                   kernels: list[Kernel], gating_only: bool = True) -> list[str]:
-    if not kernels:
-        return []
-    got = asm.assemble(target, version, arch, kernels)
+def _verdicts(got: dict[str, list[str]], kernels: list[Kernel], expect: str) -> list[str]:
     out = []
-    for k, errs in got.items():
-        if not errs:
-            out.append(f"{k}: the spec says not supported, ptxas accepts it")
-        elif gating_only and not is_gating(errs):
-            out.append(f"{k}: refused, but not for a version or target reason: "
+    for k in kernels:
+        errs = got[k.key]
+        if expect == SUPPORTED:
+            if errs:
+                out.append(f"{k.key}: the spec says supported, ptxas refuses: {' | '.join(errs)}")
+        elif not errs:
+            out.append(f"{k.key}: the spec says not supported, ptxas accepts it")
+        elif expect == GATED and not is_gating(errs):
+            out.append(f"{k.key}: refused, but not for a version or target reason: "
                        + " | ".join(errs))
     return out
+
+
+def _check(asm: Assembler, target: str, version: str, arch: str,
+           parts: list[tuple[str, str, list[Kernel]]]) -> list[tuple[str, list[str]]]:
+    """Assemble the kernels of several checks of one (target, version, -arch) in one batch
+    (one ptxas run where all of them agree with the spec, instead of one per check) and
+    judge each check's own: [(check, problems)]."""
+    kernels = [k for _c, _e, ks in parts for k in ks]
+    got = asm.assemble(target, version, arch, kernels) if kernels else {}
+    return [(check, _verdicts(got, ks, expect)) for check, expect, ks in parts]
 
 
 def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool
@@ -262,7 +272,18 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     report.forms = len(forms)
     kernels = {f.key: kernel_for(f) for f in forms}
     support = {f.key: f.support_for(tk) for f in forms}
-    tasks: list[tuple[int, str, Any, tuple[Any, ...]]] = []
+    # (target, version, -arch, whether they must assemble) -> [(check, expectation,
+    # kernels)]: checks that share ptxas runs (a batch that must assemble is one clean
+    # run; one that must be refused, one run that flags each kernel)
+    batches: dict[tuple[str, str, str, bool], list[tuple[str, str, list[Kernel]]]] = {}
+    weights: dict[tuple[str, str, str, bool], int] = {}
+
+    def task(weight: int, target: str, version: str, arch: str, check: str, expect: str,
+             ks: list[Kernel]) -> None:
+        key = (target, version, arch, expect == SUPPORTED)
+        batches.setdefault(key, []).append((check, expect, ks))
+        weights[key] = weights.get(key, 0) + weight
+
     newest = targets.newest
     # Forms that exist only from a PTX ISA version newer than the assembler's (a qualifier
     # value it has never heard of, such as .kind::ti16 for ptxas 13.0): it refuses them
@@ -283,24 +304,22 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         codegen = full_codegen or version == newest or (
             t.until is not None and version == max(
                 (v for v in targets.versions if t.exists_at(v)), key=engine.vkey))
-        arch = t.ptxas_arch if codegen else verify_arch(t.ptxas_arch)
-        tasks.append((len(ok) * (10 if codegen else 1), pair, _check_supported,
-                      (asm, target, version, arch, ok)))
-        tasks.append((len(bad) // 4, pair, _check_refused,
-                      (asm, target, version, verify_arch(t.ptxas_arch), bad)))
+        verify = verify_arch(t.ptxas_arch)
+        arch = t.ptxas_arch if codegen else verify
+        task(len(ok) * (10 if codegen else 1), target, version, arch, pair, SUPPORTED, ok)
+        task(len(bad) // 4, target, version, verify, pair, GATED, bad)
         if unknown:
-            tasks.append((len(unknown) // 4, pair, _check_refused,
-                          (asm, target, version, verify_arch(t.ptxas_arch), unknown, False)))
+            task(len(unknown) // 4, target, version, verify, pair, REFUSED, unknown)
         # gated immediates: another target calls the value out of range (not a gating
         # message), so a refusal for any reason is the right one
         g_ok = [k for k, sup in gated if sup.supported(targets, target, version)]
         g_bad = [k for k, sup in gated if not sup.supported(targets, target, version)]
         if g_ok:
-            tasks.append((len(g_ok), pair + " (gated immediates)", _check_supported,
-                          (asm, target, version, verify_arch(t.ptxas_arch), g_ok)))
+            task(len(g_ok), target, version, verify, pair + " (gated immediates)", SUPPORTED,
+                 g_ok)
         if g_bad:
-            tasks.append((len(g_bad) // 4, pair + " (gated immediates)", _check_refused,
-                          (asm, target, version, verify_arch(t.ptxas_arch), g_bad, False)))
+            task(len(g_bad) // 4, target, version, verify, pair + " (gated immediates)",
+                 REFUSED, g_bad)
         report.kernels += len(ok) + len(bad) + len(unknown) + len(g_ok) + len(g_bad)
     probes = []
     for ins in iset.instructions:
@@ -321,8 +340,8 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         if not exists:
             continue
         version = max(exists, key=engine.vkey)
-        tasks.append((len(probes) // 4, f"near misses on {t.name}@{version}", _check_refused,
-                      (asm, t.name, version, verify_arch(t.ptxas_arch), probes, False)))
+        task(len(probes) // 4, t.name, version, verify_arch(t.ptxas_arch),
+             f"near misses on {t.name}@{version}", REFUSED, probes)
         # what the spec refuses but records ptxas as accepting must assemble where the
         # changed form's own gates allow it
         accepted = [(k, problems) for k, sup, problems in lenient
@@ -331,24 +350,24 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
             for _k, problems in accepted:
                 report.rules_probed.update(problems)
             report.kernels += len(accepted)
-            tasks.append((len(accepted), f"lenient near misses on {t.name}@{version}",
-                          _check_supported, (asm, t.name, version,
-                                             verify_arch(t.ptxas_arch),
-                                             [k for k, _p in accepted])))
+            task(len(accepted), t.name, version, verify_arch(t.ptxas_arch),
+                 f"lenient near misses on {t.name}@{version}", SUPPORTED,
+                 [k for k, _p in accepted])
     for t in targets.targets:  # renamed targets: ptxas still accepts the old name
         if t.until is None or t.until not in targets.versions:
             continue
         renamed = targets.get(t.renamed_to or "")
         ok = [kernels[f.key] for f in forms
               if support[f.key].supported(targets, renamed.name, t.until)]
-        tasks.append((len(ok), f"{t.name}@{t.until} (renamed)", _check_supported,
-                      (asm, t.name, t.until, verify_arch(t.ptxas_arch), ok)))
-    tasks.sort(key=lambda x: -x[0])
+        task(len(ok), t.name, t.until, verify_arch(t.ptxas_arch),
+             f"{t.name}@{t.until} (renamed)", SUPPORTED, ok)
+    order = sorted(batches, key=lambda b: -weights[b])
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        futures = [(check, pool.submit(fn, *args)) for _, check, fn, args in tasks]
-        for check, fut in futures:
-            report.add(check, fut.result())
-            report.runs += 1
+        futures = [pool.submit(_check, asm, *b[:3], batches[b]) for b in order]
+        for fut in futures:
+            for check, found in fut.result():
+                report.add(check, found)
+                report.runs += 1
     report.seconds = time.perf_counter() - start
     return report
 

@@ -55,6 +55,7 @@ from ptxgen.probe.candidates import (
     known_value_candidates,
     representatives,
 )
+from ptxgen.probe.covering import covering_forms
 from ptxgen.probe.document import opcodes
 from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
 from ptxgen.spec_util import parse_target
@@ -270,8 +271,10 @@ def candidate_values(ins: Instruction, tokens: Iterable[str],
 
 class _Probe:
     def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int,
-                 doc: Sequence[tuple[str, str]] = (), every_value: bool = False) -> None:
+                 doc: Sequence[tuple[str, str]] = (), every_value: bool = False,
+                 cover: bool = False) -> None:
         self.iset = iset
+        self.cover = cover
         self.doc = doc
         self.every_value = every_value
         self.asm = asm
@@ -324,6 +327,51 @@ class _Probe:
             out.setdefault(n, {})[v] = r
         return out
 
+    def target_first_versions(self, names: Sequence[str], versions: Sequence[str]
+                              ) -> dict[str, dict[str, tuple[bool, str]]]:
+        """:meth:`target_versions` by bisection (``cover``): a target that exists at the
+        newest version is taken to exist from the first version found so on (about five
+        empty kernels instead of one per version); the spec's first version of each target
+        and the one before are assembled too (a target-since proposal quotes ptxas there),
+        and a target that does not exist at the newest version, or whose checked versions
+        disagree with the bisection, is tried at every version."""
+        arch = {t.name: t.ptxas_arch for t in self.iset.targets.targets}
+        since = {t.name: t.since for t in self.iset.targets.targets}
+
+        def one(name: str) -> tuple[str, dict[str, tuple[bool, str]]]:
+            a = verify_arch(arch.get(name) or name)
+            got: dict[str, tuple[bool, str]] = {}
+
+            def at(i: int) -> bool:
+                v = versions[i]
+                if v not in got:
+                    got[v] = _empty(self.asm, name, v, a)
+                return got[v][0]
+
+            lo, hi = 0, len(versions) - 1
+            if at(hi):
+                while lo < hi:  # the first version that exists is in versions[lo..hi]
+                    mid = (lo + hi) // 2
+                    if at(mid):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                first = hi
+                if name in since and since[name] in versions:
+                    i = versions.index(since[name])
+                    at(i)
+                    if i:
+                        at(i - 1)
+                if all(ok == (versions.index(v) >= first) for v, (ok, _) in got.items()):
+                    refused = next((got[v] for v in versions[:first] if v in got),
+                                   (False, ""))
+                    return name, {v: got.get(v, (True, "") if i >= first else refused)
+                                  for i, v in enumerate(versions)}
+            return name, {v: _empty(self.asm, name, v, a) if v not in got else got[v]
+                          for v in versions}
+
+        return dict(self.map(one, [(n,) for n in names]))
+
     def family_of(self, name: str) -> tuple[str, str] | None:
         """(family, the -arch that runs its family-specific PTX) for a new target."""
         sm, _ = parse_target(name)
@@ -362,11 +410,13 @@ class _Probe:
 
 def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
           iset: InstructionSet | None = None, doc: Sequence[Path] = (),
-          every_value: bool = False) -> ProbeResult:
+          every_value: bool = False, cover: bool = False) -> ProbeResult:
     """Compare ``asm`` with the spec in ``spec_dir``; see the module doc. ``doc``: folders
     or files of the PTX ISA document (Markdown) whose opcodes are candidates too;
     ``every_value``: every known value in every slot and the strings' token pairs (see
-    ptxgen.probe.candidates.known_value_candidates)."""
+    ptxgen.probe.candidates.known_value_candidates); ``cover``: CI's check, each
+    instruction's covering array of forms (ptxgen.probe.covering) on every pair instead of
+    every form, and candidates sampled likewise (:func:`_cover_candidates`)."""
     start = time.perf_counter()
     if iset is None:
         from ptxgen.pipeline import load_model
@@ -378,7 +428,7 @@ def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
     from ptxgen.probe.document import read_folder
 
     p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2, read_folder(doc),
-               every_value)
+               every_value, cover)
     try:
         stats = _run(p)
     finally:
@@ -398,7 +448,8 @@ def _run(p: _Probe) -> dict[str, Any]:
     spec_names = [t.name for t in full.targets if t.ptxas_arch in asm.gpu_names]
     new_names = [n for n in asm.gpu_names if n not in full.by_name
                  and n not in {t.ptxas_arch for t in full.targets}]
-    exist = p.target_versions(spec_names + new_names, probe_versions)
+    exist = (p.target_first_versions if p.cover else p.target_versions)(
+        spec_names + new_names, probe_versions)
 
     def asm_exists(name: str, v: str) -> bool:
         return exist[name][v][0]
@@ -427,7 +478,8 @@ def _run(p: _Probe) -> dict[str, Any]:
     families = {n: p.family_of(n) for n in new_first}
 
     # -- forms -------------------------------------------------------------------------------
-    forms = [f for ins in iset.instructions for f in ins.forms]
+    forms = [f for ins in iset.instructions
+             for f in (covering_forms(ins) if p.cover else ins.forms)]
     kernels = {f.key: kernel_for(f) for f in forms}
     support = {f.key: f.support_for(p.tk) for f in forms}
     klist = list(kernels.values())
@@ -624,7 +676,27 @@ def _candidates(p: _Probe, spec_names: Sequence[str]) -> list[Candidate]:
         found += document_candidates(ins, doc_ops.get(ins.name, []))
         for c in found:
             out.setdefault(c.kernel.key, c)
-    return list(out.values())
+    return _cover_candidates(list(out.values())) if p.cover else list(out.values())
+
+
+def _cover_candidates(cands: Sequence[Candidate]) -> list[Candidate]:
+    """CI's sample of the candidates: every new value of every qualifier once, each in one
+    combination's form (the instruction's values of a qualifier take its combinations in
+    turn, so that each combination is tried with some of them); candidates without a new
+    value (the document's invalid forms) all. The whole list tries every value in every
+    combination's form."""
+    by_value: dict[tuple[str, tuple[str, str, str]], list[Candidate]] = {}
+    for c in cands:
+        if c.new is not None:
+            by_value.setdefault((c.instruction, c.new), []).append(c)
+    turn: dict[tuple[str, str, str], int] = {}
+    keep: set[str] = set()
+    for (ins_id, new), group in by_value.items():
+        slot = (ins_id, new[0], new[1])
+        i = turn.get(slot, 0)
+        turn[slot] = i + 1
+        keep.add(group[i % len(group)].kernel.key)
+    return [c for c in cands if c.new is None or c.kernel.key in keep]
 
 
 def _screening(tt: Targets, names: Sequence[str]) -> set[str]:
