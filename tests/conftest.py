@@ -28,6 +28,34 @@ def run_cli(*args: str, cwd: Path = ROOT, timeout: float | None = None) -> Resul
     return Result(proc)
 
 
+def run_main(*args: str, cwd: Path = ROOT) -> Result:
+    """Run ``ptxgen.cli.main(args)`` in this process, in ``cwd``: the same parsing, output,
+    messages and exit code as the program (``python -m ptxgen`` only adds the interpreter's
+    start and exit), without a new interpreter, imports and spec load per call. The
+    working folder and the signal handlers the CLI installs are put back. Keep
+    :func:`run_cli` for claims about the process itself (signals, bytes of a pipe)."""
+    import contextlib
+    import io
+    import os
+    import signal
+
+    from ptxgen.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    sigs = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    saved = {s: signal.getsignal(s) for s in sigs}
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    return Result(subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue()))
+
+
 @pytest.fixture
 def spec_copy(tmp_path: Path) -> Path:
     """A private copy of spec/ that a test may break."""
