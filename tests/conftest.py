@@ -64,6 +64,24 @@ def spec_copy(tmp_path: Path) -> Path:
     return dst
 
 
+#: The instruction files that the descriptors name (``since: consumers``), and ldmatrix:
+#: with the targets, the schemas and the descriptors they make a spec folder that
+#: validates by itself (tests/test_instr_spec.py checks it), in a fifth of the time of
+#: the whole spec's.
+CORE_INSTRUCTIONS = ("ldmatrix.yaml", "tcgen05_mma.yaml", "tcgen05_tmem.yaml", "wgmma.yaml")
+
+
+@pytest.fixture
+def spec_core(tmp_path: Path) -> Path:
+    """A private copy of the core of spec/ (targets, schemas, descriptors and
+    :data:`CORE_INSTRUCTIONS`) that a test may break: for a test about one of those files,
+    whose every diagnostic it reports as the whole spec would."""
+    dst = tmp_path / "spec"
+    shutil.copytree(SPEC, dst, ignore=lambda d, names: [
+        n for n in names if Path(d).name == "instructions" and n not in CORE_INSTRUCTIONS])
+    return dst
+
+
 # -- running on several workers (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject) ------
 
 #: Files whose tests share one worker: the probe's assemblies are the conformance matrix's
