@@ -42,7 +42,7 @@ def json_error(*args: str, code: int = 2, cwd: Path = ROOT) -> dict[str, object]
     ("encode", "smem_desc", "start_address=3", "--json"),
     ("encode", "instr_desc", "--kind", "F16", "--json"),
     ("zero-column-mask", "0x0", "--m", "128", "--n", "512", "--json"),
-    ("diff", "HEAD", "no-such-revision", "--format", "json"),
+    ("diff", "no-such-revision", "HEAD", "--format", "json"),  # refused before HEAD is read
     ("diff", "--ptx-isa", "8.6", "8.9", "--format", "json"),
     ("check", "--ptx-isa", "1.0", "--json"),
     ("decode", "--json"),  # usage error from the argument parser
