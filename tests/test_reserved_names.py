@@ -14,6 +14,8 @@ and every reserved name is refused by ``validate`` at the name's ``file:line:col
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import re
 import shutil
 from functools import cache
@@ -23,7 +25,6 @@ import pytest
 
 from conftest import SPEC
 from ptxgen import pipeline
-from ptxgen.emit import render_all
 from ptxgen.errors import SpecError
 from ptxgen.names import (
     RESERVED,
@@ -38,7 +39,14 @@ from ptxgen.names import (
 
 @cache
 def rendered() -> dict[str, str]:
-    return {p: b.decode() for p, b in render_all(pipeline.load_model(SPEC)).items()}
+    """The rendered output: the repository's generated/, each file as its MANIFEST.json
+    lists it (``ptxgen check``, run by tests/test_generate.py, holds it equal to what the
+    spec, templates and generator render; a render here costs seconds)."""
+    out = SPEC.parent / "generated"
+    listed = json.loads((out / "MANIFEST.json").read_text())["files"]
+    files = {p: (out / p).read_bytes() for p in listed}
+    assert all(hashlib.sha256(b).hexdigest() == listed[p] for p, b in files.items())
+    return {p: b.decode() for p, b in files.items()}
 
 
 @cache  # read-only trees, parsed once (python/ptx.py alone is large)
