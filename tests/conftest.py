@@ -28,11 +28,71 @@ def run_cli(*args: str, cwd: Path = ROOT, timeout: float | None = None) -> Resul
     return Result(proc)
 
 
+def _end_now(signum: int, frame: object) -> None:
+    """The default action of ``signum``: end this process."""
+    import os
+    import signal
+
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def run_main(*args: str, cwd: Path = ROOT) -> Result:
+    """Run ``ptxgen.cli.main(args)`` in this process, in ``cwd``: the same parsing, output,
+    messages and exit code as the program (``python -m ptxgen`` only adds the interpreter's
+    start and exit), without a new interpreter, imports and spec load per call. The
+    working folder and the signal handlers the CLI installs are put back. Keep
+    :func:`run_cli` for claims about the process itself (signals, bytes of a pipe)."""
+    import contextlib
+    import io
+    import os
+    import signal
+
+    from ptxgen.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    sigs = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    saved = {s: signal.getsignal(s) for s in sigs}
+    for s, handler in saved.items():
+        # ptxgen turns SIGTERM into exit 143 where the action is the default: a test
+        # process that is terminated (a cancelled CI job) must end, not fail one test
+        if handler is signal.SIG_DFL:
+            signal.signal(s, _end_now)
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    return Result(subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue()))
+
+
 @pytest.fixture
 def spec_copy(tmp_path: Path) -> Path:
     """A private copy of spec/ that a test may break."""
     dst = tmp_path / "spec"
     shutil.copytree(SPEC, dst)
+    return dst
+
+
+#: The instruction files that the descriptors name (``since: consumers``), and ldmatrix:
+#: with the targets, the schemas and the descriptors they make a spec folder that
+#: validates by itself (tests/test_instr_spec.py checks it), in a fifth of the time of
+#: the whole spec's.
+CORE_INSTRUCTIONS = ("ldmatrix.yaml", "tcgen05_mma.yaml", "tcgen05_tmem.yaml", "wgmma.yaml")
+
+
+@pytest.fixture
+def spec_core(tmp_path: Path) -> Path:
+    """A private copy of the core of spec/ (targets, schemas, descriptors and
+    :data:`CORE_INSTRUCTIONS`) that a test may break: for a test about one of those files,
+    whose every diagnostic it reports as the whole spec would."""
+    dst = tmp_path / "spec"
+    shutil.copytree(SPEC, dst, ignore=lambda d, names: [
+        n for n in names if Path(d).name == "instructions" and n not in CORE_INSTRUCTIONS])
     return dst
 
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SPEC, run_cli
+from conftest import ROOT, SPEC, run_main
 from ptxgen import cli, pipeline, write
 from ptxgen.isa import DescriptorError, ZeroColumnMaskDesc
 
 
 def json_error(*args: str, code: int = 2, cwd: Path = ROOT) -> dict[str, object]:
     """The JSON error on stdout and the same message as one line on stderr."""
-    res = run_cli(*args, cwd=cwd)
+    res = run_main(*args, cwd=cwd)
     assert res.code == code, (res.code, res.out, res.err)
     payload = json.loads(res.out)
     assert set(payload) == {"ok", "exit_code", "error"}
@@ -42,7 +42,7 @@ def json_error(*args: str, code: int = 2, cwd: Path = ROOT) -> dict[str, object]
     ("encode", "smem_desc", "start_address=3", "--json"),
     ("encode", "instr_desc", "--kind", "F16", "--json"),
     ("zero-column-mask", "0x0", "--m", "128", "--n", "512", "--json"),
-    ("diff", "HEAD", "no-such-revision", "--format", "json"),
+    ("diff", "no-such-revision", "HEAD", "--format", "json"),  # refused before HEAD is read
     ("diff", "--ptx-isa", "8.6", "8.9", "--format", "json"),
     ("check", "--ptx-isa", "1.0", "--json"),
     ("decode", "--json"),  # usage error from the argument parser
@@ -53,40 +53,40 @@ def test_every_error_has_the_json_shape(args: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize("out", ["spec", ""])
-def test_a_refused_output_folder_in_json(spec_copy: Path, out: str) -> None:
+def test_a_refused_output_folder_in_json(spec_core: Path, out: str) -> None:
     """Run in a private copy: on code without the guard these commands destroyed the
     folder they ran in."""
-    error = json_error("generate", "--out", out, "--json", cwd=spec_copy.parent)
+    error = json_error("generate", "--out", out, "--json", cwd=spec_core.parent)
     assert error["message"].startswith(f"--out {out}")  # type: ignore[union-attr]
 
 
-def test_spec_errors_in_json_carry_their_diagnostics(spec_copy: Path) -> None:
-    path = spec_copy / "descriptors" / "smem_desc.yaml"
+def test_spec_errors_in_json_carry_their_diagnostics(spec_core: Path) -> None:
+    path = spec_core / "descriptors" / "smem_desc.yaml"
     # the baseline layout's field only (the sm107 variant lists lbo_mode again)
     path.write_text(path.read_text().replace("name: lbo_mode", "name: encode", 1))
-    for args in (("validate",), ("generate", "--out", str(spec_copy.parent / "out")),
-                 ("check", "--out", str(spec_copy.parent / "out"))):
-        error = json_error(*args, "--spec", str(spec_copy), "--json")
+    for args in (("validate",), ("generate", "--out", str(spec_core.parent / "out")),
+                 ("check", "--out", str(spec_core.parent / "out"))):
+        error = json_error(*args, "--spec", str(spec_core), "--json")
         assert error["message"] == "1 error(s); nothing written"
         (diag,) = error["diagnostics"]  # type: ignore[misc]
         assert diag["file"].endswith("descriptors/smem_desc.yaml") and diag["line"] > 1
         assert "'encode' is reserved" in diag["message"]
-    error = json_error("diff", str(spec_copy), "spec", "--format", "json")
+    error = json_error("diff", str(spec_core), "spec", "--format", "json")
     assert len(error["diagnostics"]) == 1  # type: ignore[arg-type]
-    assert not (spec_copy.parent / "out").exists()
+    assert not (spec_core.parent / "out").exists()
 
 
 def test_encode_json_agrees_with_decode_json() -> None:
     args = ["instr_desc", "--kind", "f16", "dtype=f32", "atype=bf16", "btype=bf16", "n=256",
             "m=128"]
-    plain = run_cli("encode", *args)
-    res = run_cli("encode", *args, "--json")
+    plain = run_main("encode", *args)
+    res = run_main("encode", *args, "--json")
     assert res.code == 0 and res.err == "", res.err
     payload = json.loads(res.out)
     assert payload["hex"] == plain.out.strip() == "0x08400490"  # README / Table 42
     assert payload["word"] == 0x08400490
     assert payload["descriptor"] == "instr_desc" and payload["kind"] == "f16"
-    decoded = json.loads(run_cli("decode", "instr_desc", "--kind", "f16", payload["hex"],
+    decoded = json.loads(run_main("decode", "instr_desc", "--kind", "f16", payload["hex"],
                                  "--json").out)
     assert payload["fields"] == decoded
 
@@ -105,20 +105,20 @@ def test_encode_json_agrees_with_decode_json() -> None:
 ])
 def test_names_and_values_match_exactly_and_suggest_the_spelling(args: tuple[str, ...],
                                                                   suggestion: str) -> None:
-    res = run_cli(*args)
+    res = run_main(*args)
     assert res.code == 2 and res.out == ""
     assert f"(did you mean {suggestion}?)" in res.err, res.err
 
 
 def test_ptx_spellings_keep_their_upper_case() -> None:
-    res = run_cli("support", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X",
+    res = run_main("support", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X",
                   "--target", "sm_100a")
     assert res.code == 0, res.err
 
 
 def test_hex_digits_are_numbers_in_any_case() -> None:
-    assert run_cli("decode", "smem_desc", "0X4000404000010040").out == \
-        run_cli("decode", "smem_desc", "0x4000404000010040").out != ""
+    assert run_main("decode", "smem_desc", "0X4000404000010040").out == \
+        run_main("decode", "smem_desc", "0x4000404000010040").out != ""
 
 
 def test_readme_documents_the_case_rule_and_every_exit_code() -> None:
@@ -152,7 +152,7 @@ def test_masks_refuse_n_beyond_the_largest_mma_n() -> None:
         with pytest.raises(DescriptorError) as info:
             desc.masks(128, n)
         assert info.value.field == "n" and f"up to {most}" in str(info.value)
-    res = run_cli("zero-column-mask", "0x0003028000000000", "--m", "128", "--n", str(most),
+    res = run_main("zero-column-mask", "0x0003028000000000", "--m", "128", "--n", str(most),
                   "--json")
     assert res.code == 0 and len(json.loads(res.out)["masks"]) == 1
 

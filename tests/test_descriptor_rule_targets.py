@@ -245,25 +245,25 @@ def test_cpp_reads_sm_107a_words_with_its_layout(tmp_path: Path) -> None:
 MMA_SPEC = "instructions/tcgen05_mma.yaml"
 
 
-def test_unknown_target_selector_is_refused(spec_copy: Path) -> None:
-    edit(spec_copy, MMA_SPEC, "except_targets: [sm_103a]", "except_targets: [sm_103x]")
-    line = line_of(spec_copy, MMA_SPEC, "except_targets: [sm_103x]")
-    errs = [e for e in errors(spec_copy) if "sm_103x" in e]
+def test_unknown_target_selector_is_refused(spec_core: Path) -> None:
+    edit(spec_core, MMA_SPEC, "except_targets: [sm_103a]", "except_targets: [sm_103x]")
+    line = line_of(spec_core, MMA_SPEC, "except_targets: [sm_103x]")
+    errs = [e for e in errors(spec_core) if "sm_103x" in e]
     assert errs and all(f"{MMA_SPEC}:{line}:" in e for e in errs), errs
 
 
-def test_target_selection_that_says_nothing_is_refused(spec_copy: Path) -> None:
+def test_target_selection_that_says_nothing_is_refused(spec_core: Path) -> None:
     """except_targets naming a target without the instruction (sm_90a), and targets
     naming every target of the forms, are errors at the key."""
-    edit(spec_copy, MMA_SPEC, "except_targets: [sm_103a]", "except_targets: [sm_90a]")
-    edit(spec_copy, MMA_SPEC, "except_targets: [sm_103a]", "targets: [sm_100f, sm_101f, "
+    edit(spec_core, MMA_SPEC, "except_targets: [sm_103a]", "except_targets: [sm_90a]")
+    edit(spec_core, MMA_SPEC, "except_targets: [sm_103a]", "targets: [sm_100f, sm_101f, "
          "sm_100a, sm_101a, sm_110f, sm_107a, sm_103a, sm_110a]")
-    errs = errors(spec_copy)
-    l1 = line_of(spec_copy, MMA_SPEC, "except_targets: [sm_90a]")
-    l2 = line_of(spec_copy, MMA_SPEC, "targets: [sm_100f, sm_101f")
+    errs = errors(spec_core)
+    l1 = line_of(spec_core, MMA_SPEC, "except_targets: [sm_90a]")
+    l2 = line_of(spec_core, MMA_SPEC, "targets: [sm_100f, sm_101f")
     # at the key's value (the list)
-    c1 = (spec_copy / MMA_SPEC).read_text().splitlines()[l1 - 1].index("[") + 1
-    c2 = (spec_copy / MMA_SPEC).read_text().splitlines()[l2 - 1].index("[") + 1
+    c1 = (spec_core / MMA_SPEC).read_text().splitlines()[l1 - 1].index("[") + 1
+    c2 = (spec_core / MMA_SPEC).read_text().splitlines()[l2 - 1].index("[") + 1
     assert any(f"{MMA_SPEC}:{l1}:{c1}: descriptor rule 'lbo-mode-absolute-a' holds on every "
                "target of its forms: except_targets selects none of them (sm_100a," in e
                for e in errs), errs
@@ -272,10 +272,10 @@ def test_target_selection_that_says_nothing_is_refused(spec_copy: Path) -> None:
                for e in errs), errs
 
 
-def test_targets_and_except_targets_exclude_each_other(spec_copy: Path) -> None:
-    edit(spec_copy, MMA_SPEC, "except_targets: [sm_103a]",
+def test_targets_and_except_targets_exclude_each_other(spec_core: Path) -> None:
+    edit(spec_core, MMA_SPEC, "except_targets: [sm_103a]",
          "except_targets: [sm_103a]\n        targets: [sm_100a]")
-    assert any(MMA_SPEC in e for e in errors(spec_copy))
+    assert any(MMA_SPEC in e for e in errors(spec_core))
 
 
 def test_version_views_keep_the_rule_on_the_targets_that_exist() -> None:

@@ -230,8 +230,11 @@ def test_baseline_refuses_new_fields_naming_target_and_version() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ptxgen", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    """``ptxgen ARGS`` (in this process: conftest.run_main)."""
+    from conftest import run_main
+
+    r = run_main(*args, cwd=ROOT)
+    return subprocess.CompletedProcess(list(args), r.code, r.out, r.err)
 
 
 @pytest.mark.parametrize(("args", "out"), [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SPEC, Result, run_cli
+from conftest import ROOT, SPEC, Result, run_main
 from ptxgen.diff import rules
 from ptxgen.diff.render import rules_table
 
@@ -33,27 +33,27 @@ def one_error_line(res: Result) -> str:
 # -- exit codes and formats -------------------------------------------------------------------
 
 def test_exit_0_when_nothing_breaks() -> None:
-    res = run_cli("diff", *pair("value-added"))
+    res = run_main("diff", *pair("value-added"))
     assert (res.code, res.err) == (0, "")
     assert "value-added" in res.out and "compatible" in res.out
     assert res.out.splitlines()[1] == "1 change: 0 breaking, 1 compatible, 0 notes"
 
 
 def test_exit_1_when_something_breaks() -> None:
-    res = run_cli("diff", *pair("field-moved"))
+    res = run_main("diff", *pair("field-moved"))
     assert (res.code, res.err) == (1, "")
     old, new = pair("field-moved")
     assert f"old {old}/demo_desc.yaml:45  new {new}/demo_desc.yaml:45" in res.out
 
 
 def test_exit_0_and_no_changes_for_the_same_spec() -> None:
-    res = run_cli("diff", "spec", "spec")
+    res = run_main("diff", "spec", "spec")
     assert (res.code, res.err) == (0, "")
     assert res.out.splitlines()[1] == "no changes"
 
 
 def test_json_shape() -> None:
-    res = run_cli("diff", *pair("field-resized-block-scaled-m"), "--format", "json",
+    res = run_main("diff", *pair("field-resized-block-scaled-m"), "--format", "json",
                   "--generated")
     assert res.code == 1, res.err
     data = json.loads(res.out)
@@ -75,13 +75,13 @@ def test_json_shape() -> None:
 
 
 def test_json_without_generated_has_null() -> None:
-    data = json.loads(run_cli("diff", *pair("value-added"), "--format", "json").out)
+    data = json.loads(run_main("diff", *pair("value-added"), "--format", "json").out)
     assert data["generated"] is None
     assert data["summary"]["exit_code"] == 0
 
 
 def test_markdown() -> None:
-    res = run_cli("diff", *pair("field-moved"), "--format", "markdown", "--generated")
+    res = run_main("diff", *pair("field-moved"), "--format", "markdown", "--generated")
     assert res.code == 1
     lines = res.out.splitlines()
     assert lines[0].startswith("### ptxgen diff: `")
@@ -93,7 +93,7 @@ def test_markdown() -> None:
 
 
 def test_text_generated_section() -> None:
-    res = run_cli("diff", *pair("field-renamed"), "--generated")
+    res = run_main("diff", *pair("field-renamed"), "--generated")
     assert "generated files (below the output folder):" in res.out
     assert re.search(r"^  removed +DemoDesc\.shift$", res.out, re.M)
     assert re.search(r"^  added +DemoDesc\.max_shift$", res.out, re.M)
@@ -103,13 +103,13 @@ def test_text_generated_section() -> None:
 # -- errors -----------------------------------------------------------------------------------
 
 def test_neither_folder_nor_revision() -> None:
-    line = one_error_line(run_cli("diff", "no/such/folder", "spec"))
+    line = one_error_line(run_main("diff", "no/such/folder", "spec"))
     assert line == ("ptxgen: error: OLD: 'no/such/folder' is neither a spec folder nor a git "
                     "revision")
 
 
 def test_not_in_a_git_repository(tmp_path: Path) -> None:
-    res = run_cli("diff", "HEAD", str(ROOT / "spec"), cwd=tmp_path)
+    res = run_main("diff", "HEAD", str(ROOT / "spec"), cwd=tmp_path)
     # outside a project, ptxgen says in one line that it uses the installed spec (issue 28)
     notice, line = res.err.strip().splitlines()
     assert notice.startswith("ptxgen: no project here") and res.code == 2
@@ -119,14 +119,14 @@ def test_not_in_a_git_repository(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [("diff",), ("diff", "spec"), ("diff", "spec", "spec",
                                                                  "--format", "html")])
 def test_usage_errors(args: tuple[str, ...]) -> None:
-    assert one_error_line(run_cli(*args)).startswith("ptxgen: error:")
+    assert one_error_line(run_main(*args)).startswith("ptxgen: error:")
 
 
 def test_invalid_spec_reports_file_line_col(tmp_path: Path) -> None:
     put_spec(tmp_path, "field-moved", "new", inside="broken")
     path = tmp_path / "broken" / "descriptors" / "demo_desc.yaml"
     path.write_text(path.read_text().replace("bits: 9-14", "bits: 9-40"))
-    res = run_cli("diff", str(ROOT / FIXTURES / "field-moved" / "old"), str(tmp_path / "broken"))
+    res = run_main("diff", str(ROOT / FIXTURES / "field-moved" / "old"), str(tmp_path / "broken"))
     assert res.code == 2 and res.out == ""
     assert re.search(r"broken/descriptors/demo_desc\.yaml:\d+:\d+: .*bits 9-40", res.err)
 
@@ -171,7 +171,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_git_revisions(repo: Path) -> None:
-    res = run_cli("diff", "HEAD~1", "HEAD", "--format", "json", cwd=repo)
+    res = run_main("diff", "HEAD~1", "HEAD", "--format", "json", cwd=repo)
     assert res.code == 1, res.err
     data = json.loads(res.out)
     assert data["old"]["type"] == data["new"]["type"] == "git"
@@ -182,32 +182,32 @@ def test_git_revisions(repo: Path) -> None:
 
 
 def test_git_locations_in_text_name_the_revision(repo: Path) -> None:
-    res = run_cli("diff", "v1", "HEAD", cwd=repo)
+    res = run_main("diff", "v1", "HEAD", cwd=repo)
     assert res.code == 1, res.err
     assert ("old v1:spec/descriptors/demo_desc.yaml:45  "
             "new HEAD:spec/descriptors/demo_desc.yaml:45") in res.out
 
 
 def test_git_revision_against_the_working_tree(repo: Path) -> None:
-    res = run_cli("diff", "v1", "spec", cwd=repo)
+    res = run_main("diff", "v1", "spec", cwd=repo)
     assert res.code == 1, res.err
     assert "field-moved" in res.out
-    assert run_cli("diff", "HEAD", "spec", cwd=repo).code == 0
+    assert run_main("diff", "HEAD", "spec", cwd=repo).code == 0
 
 
 def test_git_revision_with_path_and_spec_option(repo: Path) -> None:
     put_spec(repo, "field-moved", "old", inside="data/spec")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "copy")
-    assert run_cli("diff", "HEAD:data/spec", "HEAD:spec", cwd=repo).code == 1
-    assert run_cli("diff", "HEAD", "HEAD~1", "--spec", "data/spec", cwd=repo).code == 2
-    res = run_cli("diff", "HEAD", "v1", "--spec", "spec", cwd=repo)
+    assert run_main("diff", "HEAD:data/spec", "HEAD:spec", cwd=repo).code == 1
+    assert run_main("diff", "HEAD", "HEAD~1", "--spec", "data/spec", cwd=repo).code == 2
+    res = run_main("diff", "HEAD", "v1", "--spec", "spec", cwd=repo)
     assert res.code == 1, res.err  # field-moved/new -> field-moved/old: n moves back
     assert "field-moved" in res.out
 
 
 def test_git_revision_without_the_folder(repo: Path) -> None:
-    line = one_error_line(run_cli("diff", "HEAD:nowhere", "HEAD", cwd=repo))
+    line = one_error_line(run_main("diff", "HEAD:nowhere", "HEAD", cwd=repo))
     assert line == "ptxgen: error: OLD: revision HEAD has no folder 'nowhere'"
 
 
@@ -215,7 +215,7 @@ def test_git_revision_that_does_not_validate(repo: Path) -> None:
     path = repo / "spec" / "descriptors" / "demo_desc.yaml"
     path.write_text(path.read_text().replace("bits: 9-14", "bits: 9-40"))
     git(repo, "commit", "-qam", "broken")
-    res = run_cli("diff", "HEAD~1", "HEAD", cwd=repo)
+    res = run_main("diff", "HEAD~1", "HEAD", cwd=repo)
     assert res.code == 2 and res.out == ""
     assert re.search(r"^HEAD:spec/descriptors/demo_desc\.yaml:\d+:\d+: .*9-40", res.err, re.M)
 
@@ -245,7 +245,7 @@ def test_real_spec_block_scaled_m_as_cutlass_writes_it(tmp_path: Path) -> None:
     mma = old / "instructions" / "tcgen05_mma.yaml"
     mma_text = re.sub(r"      - id: kind-ti16\n(?:        .*\n)*", "", mma.read_text())
     mma.write_text(mma_text.replace(", ti16]", "]").replace("[i8, ti16]", "i8"))
-    res = run_cli("diff", str(old), "spec", "--format", "json", "--generated")
+    res = run_main("diff", str(old), "spec", "--format", "json", "--generated")
     assert res.code == 1, res.err
     data = json.loads(res.out)
     got = {(c["rule"], tuple(c["kinds"])) for c in data["changes"]
@@ -270,11 +270,11 @@ def test_policy_table_lists_every_rule() -> None:
 
 
 def test_a_spec_with_too_many_candidate_forms_is_refused_not_enumerated(
-        spec_copy: Path) -> None:
+        spec_core: Path) -> None:
     """An instruction with 30 independent flags has 2**30 forms: the enumeration stops at
     ptxgen.model.instructions.MAX_FORM_SEARCH steps and validate / diff refuse it at the
     instruction's file:line:col (exit 2) instead of running for hours."""
-    path = spec_copy / "instructions" / "wgmma.yaml"
+    path = spec_core / "instructions" / "wgmma.yaml"
     text = path.read_text()
     flags = "".join(f"\n      - {{name: f{i}, text: .f{i}, flag: true, "
                     f"provenance: {{seeds: ['004']}}}}" for i in range(30))
@@ -282,8 +282,8 @@ def test_a_spec_with_too_many_candidate_forms_is_refused_not_enumerated(
     at = text.index("    qualifiers: []", start)
     path.write_text(text[:at] + "    qualifiers:" + flags + text[at + len("    qualifiers: []"):])
     line = text[:start].count("\n")  # the line of '- name: wgmma.fence.sync.aligned'
-    for args in (("validate", "--spec", str(spec_copy)), ("diff", str(SPEC), str(spec_copy))):
-        res = run_cli(*args, timeout=300)
+    for args in (("validate", "--spec", str(spec_core)), ("diff", str(SPEC), str(spec_core))):
+        res = run_main(*args)
         assert res.code == 2, (res.code, res.out, res.err)
         assert "Traceback" not in res.err
         assert f"wgmma.yaml:{line}:" in res.err, res.err
@@ -297,13 +297,13 @@ def test_the_changelog_does_not_depend_on_string_hashing() -> None:
     import sys
 
     outs = []
-    for seed in ("1", "2", "3"):
+    for seed in ("1", "2"):
         proc = subprocess.run([sys.executable, "-m", "ptxgen", "diff", "--ptx-isa", "9.0", "8.6",
                                "--format", "json"], cwd=ROOT, capture_output=True, text=True,
                               check=False, env={**os.environ, "PYTHONHASHSEED": seed})
         assert proc.returncode == 1, proc.stderr
         outs.append(proc.stdout)
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1]
     removed = [c["subject"] for c in json.loads(outs[0])["changes"]
                if c["rule"] == "operand-removed"
                and c["subject"].startswith("mma_sp_ordered_metadata.")]

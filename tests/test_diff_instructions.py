@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SPEC, run_cli
+from conftest import ROOT, SPEC, run_main
 from ptxgen.diff import Change, Report, compare_revisions, diff
 from ptxgen.diff.revisions import load_revision
 from ptxgen.model.instructions import FALSE, Form, InstructionSet, vkey
@@ -272,11 +272,11 @@ def test_views_fixture_sm_101_renamed_at_9_0() -> None:
 
 
 def test_views_diff_cli_errors() -> None:
-    res = run_cli("diff", "--ptx-isa", "8.6", "8.9")
+    res = run_main("diff", "--ptx-isa", "8.6", "8.9")
     assert res.code == 2 and res.out == ""
     assert res.err.startswith("ptxgen: error: NEW: --ptx-isa: '8.9' is not a PTX ISA version "
                               "of the spec; allowed: 6.3, 6.4, 6.5, 7.0")
-    res = run_cli("diff", "--ptx-isa", "8.6", "8.7", "--spec", "no/such/spec")
+    res = run_main("diff", "--ptx-isa", "8.6", "8.7", "--spec", "no/such/spec")
     assert res.code == 2 and "no/such/spec" in res.err
 
 
@@ -301,7 +301,7 @@ def forms_at(version: str) -> dict[str, dict[tuple[str, tuple[tuple[str, str], .
 
 @cache
 def real(a: str, b: str) -> dict[str, object]:
-    res = run_cli("diff", "--ptx-isa", a, b, "--format", "json")
+    res = run_main("diff", "--ptx-isa", a, b, "--format", "json")
     assert res.code in (0, 1), res.err
     data: dict[str, object] = json.loads(res.out)
     data["exit"] = res.code
@@ -410,7 +410,7 @@ def test_real_spec_changelog_is_complete(a: str, b: str) -> None:
 
 
 def test_real_spec_markdown_and_json_of_a_view_diff() -> None:
-    res = run_cli("diff", "--ptx-isa", "8.8", "9.0", "--format", "markdown")
+    res = run_main("diff", "--ptx-isa", "8.8", "9.0", "--format", "markdown")
     assert res.code == 1
     assert res.out.splitlines()[0] == "### ptxgen diff: PTX ISA 8.8 (`spec`) → PTX ISA 9.0 (`spec`)"
     assert "| `target-renamed` | `targets.sm_101a` |" in res.out
@@ -434,7 +434,7 @@ def test_readme_examples_are_real_output(fmt: str) -> None:
     version) as Markdown and JSON."""
     versions = ["8.8", "9.0"] if fmt == "text" else ["9.0", "9.1"]
     args = ["diff", "--ptx-isa", *versions] + ([] if fmt == "text" else ["--format", fmt])
-    res = run_cli(*args)
+    res = run_main(*args)
     assert res.code == (1 if fmt == "text" else 0), res.err
     if fmt == "text":
         shown = documented(ROOT / "README.md", 'ptxgen diff --ptx-isa 8.8 9.0; echo "exit $?"')

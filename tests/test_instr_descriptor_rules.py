@@ -106,33 +106,33 @@ def test_invalid_questions_raise() -> None:
 
 # -- validation of the links -------------------------------------------------------------
 
-def test_rule_field_must_exist(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "require: {m: [128, 256]}", "require: {mm: [128, 256]}")
-    line = line_of(spec_copy, TC, "require: {mm: [128, 256]}")
-    errs = errors(spec_copy)
+def test_rule_field_must_exist(spec_core: Path) -> None:
+    edit(spec_core, TC, "require: {m: [128, 256]}", "require: {mm: [128, 256]}")
+    line = line_of(spec_core, TC, "require: {mm: [128, 256]}")
+    errs = errors(spec_core)
     assert any(e.endswith(f"{TC}:{line}:19: instr_desc (kind f16) has no field 'mm'")
                for e in errs), errs
 
 
-def test_rule_value_must_be_a_value_of_the_field(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "require: {sparsity: [sparse]}", "require: {sparsity: [sprse]}")
-    line = line_of(spec_copy, TC, "require: {sparsity: [sprse]}")
-    errs = errors(spec_copy)
+def test_rule_value_must_be_a_value_of_the_field(spec_core: Path) -> None:
+    edit(spec_core, TC, "require: {sparsity: [sparse]}", "require: {sparsity: [sprse]}")
+    line = line_of(spec_core, TC, "require: {sparsity: [sprse]}")
+    errs = errors(spec_core)
     assert any(e.endswith(f"{TC}:{line}:29: instr_desc (kind f16): 'sprse' is not a value of "
                           "sparsity (dense, sparse)") for e in errs), errs
 
 
-def test_descriptor_must_exist(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "descriptor: {name: instr_desc, kind: kind}",
+def test_descriptor_must_exist(spec_core: Path) -> None:
+    edit(spec_core, TC, "descriptor: {name: instr_desc, kind: kind}",
          "descriptor: {name: instr_dsc, kind: kind}")
-    errs = errors(spec_copy)
+    errs = errors(spec_core)
     assert any("no descriptor 'instr_dsc' in the spec" in e for e in errs), errs
 
 
-def test_rule_operand_must_be_a_descriptor(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "        operand: idesc\n        when: {ashift: true}",
+def test_rule_operand_must_be_a_descriptor(spec_core: Path) -> None:
+    edit(spec_core, TC, "        operand: idesc\n        when: {ashift: true}",
          "        operand: enable_input_d\n        when: {ashift: true}")
-    errs = errors(spec_copy)
+    errs = errors(spec_core)
     assert any("'enable_input_d' is not a descriptor operand (one with `descriptor`: d_tmem, "
                "a_desc, a_tmem, b_desc, lut_tmem, sp_meta_tmem, idesc, scale_a_tmem, "
                "scale_b_tmem)" in e for e in errs), errs
@@ -151,25 +151,25 @@ A_TMEM_RULE = """    descriptor_rules:
 """
 
 
-def test_alternative_descriptor_must_exist(spec_copy: Path) -> None:
-    edit(spec_copy, TC, A_TMEM, A_TMEM.replace("tmem_addr", "tmem_adr"))
-    line = line_of(spec_copy, TC, "{name: tmem_adr}")
-    errs = errors(spec_copy)
+def test_alternative_descriptor_must_exist(spec_core: Path) -> None:
+    edit(spec_core, TC, A_TMEM, A_TMEM.replace("tmem_addr", "tmem_adr"))
+    line = line_of(spec_core, TC, "{name: tmem_adr}")
+    errs = errors(spec_core)
     assert any(f"{TC}:{line}:" in e and "no descriptor 'tmem_adr' in the spec" in e
                for e in errs), errs
 
 
-def test_rule_on_an_alternative_is_checked(spec_copy: Path) -> None:
+def test_rule_on_an_alternative_is_checked(spec_core: Path) -> None:
     """A rule may name an alternative of a choice operand; its fields are checked against
     that alternative's descriptor (tmem_addr has lane and column, no m)."""
-    edit(spec_copy, TC, "    descriptor_rules:\n", A_TMEM_RULE.replace("lane: [0]", "m: [0]")
+    edit(spec_core, TC, "    descriptor_rules:\n", A_TMEM_RULE.replace("lane: [0]", "m: [0]")
          + "      # the real rules\n")
-    line = line_of(spec_copy, TC, "require: {m: [0]}")
-    errs = errors(spec_copy)
+    line = line_of(spec_core, TC, "require: {m: [0]}")
+    errs = errors(spec_core)
     assert any(e.endswith(f"{TC}:{line}:19: tmem_addr has no field 'm'") for e in errs), errs
 
 
-def test_rule_on_an_alternative_reaches_python_and_cpp(spec_copy: Path,
+def test_rule_on_an_alternative_reaches_python_and_cpp(spec_core: Path,
                                                        tmp_path: Path) -> None:
     """With a rule on a_tmem the model checks it in the forms that take a_tmem only, and the
     C++ emitter writes a constexpr checker for it that g++ evaluates."""
@@ -180,8 +180,8 @@ def test_rule_on_an_alternative_reaches_python_and_cpp(spec_copy: Path,
     from ptxgen.model.instructions import descriptor_problems as engine_problems
     from ptxgen.pipeline import load_model
 
-    edit(spec_copy, TC, "    descriptor_rules:\n", A_TMEM_RULE + "      # the real rules\n")
-    spec = load_model(spec_copy)
+    edit(spec_core, TC, "    descriptor_rules:\n", A_TMEM_RULE + "      # the real rules\n")
+    spec = load_model(spec_core)
     assert spec.instructions is not None
     decode = ptx._decoder(None)
     ok, bad = 0x0000_0040, 0x0020_0040
@@ -211,34 +211,34 @@ def test_rule_on_an_alternative_reaches_python_and_cpp(spec_copy: Path,
 
 # -- shapes rules (issue 12) -----------------------------------------------------------------
 
-def test_shape_field_must_exist(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+def test_shape_field_must_exist(spec_core: Path) -> None:
+    edit(spec_core, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
          "- {mm: [64, 128], n: {from: 8, to: 256, step: 8}}")
-    errs = errors(spec_copy)
+    errs = errors(spec_core)
     assert any("instr_desc (kind f16): no field 'mm'" in e for e in errs), errs
 
 
-def test_shape_value_must_fit_the_field(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+def test_shape_value_must_fit_the_field(spec_core: Path) -> None:
+    edit(spec_core, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
          "- {m: [64, 120], n: {from: 8, to: 256, step: 8}}")
-    line = line_of(spec_copy, TC, "- {m: [64, 120], n: {from: 8, to: 256, step: 8}}")
-    errs = errors(spec_copy)
+    line = line_of(spec_core, TC, "- {m: [64, 120], n: {from: 8, to: 256, step: 8}}")
+    errs = errors(spec_core)
     assert any(f"{TC}:{line}:" in e and "m = 120 does not fit the field (a multiple of 16"
                in e for e in errs), errs
 
 
-def test_shape_fields_must_be_dimensions_or_ints(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
+def test_shape_fields_must_be_dimensions_or_ints(spec_core: Path) -> None:
+    edit(spec_core, TC, "- {m: [64, 128], n: {from: 8, to: 256, step: 8}}",
          "- {m: [64, 128], dtype: [1]}")
-    errs = errors(spec_copy)
+    errs = errors(spec_core)
     assert any("dtype is no dimension or int field (it is enum)" in e
                for e in errs), errs
 
 
-def test_a_rule_no_seed_states_needs_ptxas_or_its_document(spec_copy: Path) -> None:
-    edit(spec_copy, TC, "provenance: {seeds: [], document: 'PTX ISA 9.0, 9.7.16.2.1 Matrix Shape, "
+def test_a_rule_no_seed_states_needs_ptxas_or_its_document(spec_core: Path) -> None:
+    edit(spec_core, TC, "provenance: {seeds: [], document: 'PTX ISA 9.0, 9.7.16.2.1 Matrix Shape, "
          "Table 39 \"Various combinations of .kind and shapes\"', note: tcgen05-shapes}",
          "provenance: {seeds: [], note: tcgen05-shapes}")
-    errs = errors(spec_copy)
+    errs = errors(spec_core)
     assert any("needs its ptxas evidence (provenance.ptxas) or the PTX ISA section that "
                "states it (provenance.document)" in e for e in errs), errs

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SPEC
+from conftest import CORE_INSTRUCTIONS, SPEC
 from ptxgen import pipeline
 from ptxgen.errors import SpecError
 from ptxgen.model.instructions import InstructionSet, lookup, vkey
@@ -46,79 +46,87 @@ def _has(errors: list[tuple[str, int, str]], file: str, line: int, words: str) -
 
 # -- validation ---------------------------------------------------------------------------
 
-def test_unknown_name_in_a_condition(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml", "when: {ashift: true}\n"
+def test_the_core_spec_is_valid(spec_core: Path) -> None:
+    """The broken-spec tests break a copy of the core of the spec (conftest.spec_core):
+    unbroken, it validates, so each test's diagnostic is the one its edit causes."""
+    docs = pipeline.load_documents(spec_core, use_cache=False)
+    assert sorted(d.rel for d in docs if "/instructions/" in d.rel) == [
+        f"spec/instructions/{n}" for n in CORE_INSTRUCTIONS]
+
+
+def test_unknown_name_in_a_condition(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml", "when: {ashift: true}\n"
                   "        require: {a: a_tmem}", "when: {ashfit: true}\n"
                   "        require: {a: a_tmem}")
-    errs = _errors(spec_copy)
+    errs = _errors(spec_core)
     assert _has(errs, "tcgen05_mma.yaml", line, "'ashfit' is neither a qualifier nor an operand")
 
 
-def test_value_outside_the_domain(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml",
+def test_value_outside_the_domain(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml",
                   "when: {kind: i8}\n        targets:", "when: {kind: s8}\n        targets:")
-    assert _has(_errors(spec_copy), "tcgen05_mma.yaml", line, "s8 is not a value of kind")
+    assert _has(_errors(spec_core), "tcgen05_mma.yaml", line, "s8 is not a value of kind")
 
 
-def test_unknown_target_selector(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/wgmma.yaml",
+def test_unknown_target_selector(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/wgmma.yaml",
                   "targets: [sm_90a]\n        since: \"8.0\"\n"
                   "        provenance:\n          seeds: [\"004\"]",
                   "targets: [sm_90f]\n        since: \"8.0\"\n"
                   "        provenance:\n          seeds: [\"004\"]")
-    assert _has(_errors(spec_copy), "wgmma.yaml", line, "target selector 'sm_90f'")
+    assert _has(_errors(spec_core), "wgmma.yaml", line, "target selector 'sm_90f'")
 
 
-def test_rule_without_seed_needs_ptxas_evidence(spec_copy: Path) -> None:
+def test_rule_without_seed_needs_ptxas_evidence(spec_core: Path) -> None:
     old = ("provenance: {seeds: [], ptxas: \"Illegal modifier '.cta_group::2' for instruction "
            "'tcgen05.mma.ws'\"}")
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml", old, "provenance: {seeds: []}")
-    assert _has(_errors(spec_copy), "tcgen05_mma.yaml", line, "needs its ptxas evidence")
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml", old, "provenance: {seeds: []}")
+    assert _has(_errors(spec_core), "tcgen05_mma.yaml", line, "needs its ptxas evidence")
 
 
-def test_version_outside_the_matrix(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml", 'since: "8.7"', 'since: "8.9"')
-    assert _has(_errors(spec_copy), "tcgen05_mma.yaml", line, "8.9 is not in ptx_isa_versions")
+def test_version_outside_the_matrix(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml", 'since: "8.7"', 'since: "8.9"')
+    assert _has(_errors(spec_core), "tcgen05_mma.yaml", line, "8.9 is not in ptx_isa_versions")
 
 
-def test_form_supported_nowhere(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml",
+def test_form_supported_nowhere(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml",
                   "targets: [sm_100a, sm_101a, sm_110a]", "targets: [sm_120a]")
-    errs = _errors(spec_copy)
+    errs = _errors(spec_core)
     assert any(f == "tcgen05_mma.yaml" and "supported on no target" in m for f, _, m in errs)
     assert line > 0
 
 
-def test_derived_qualifier_must_be_a_function(spec_copy: Path) -> None:
-    _break(spec_copy, "instructions/wgmma.yaml", "match: {k: 8, atype: tf32",
+def test_derived_qualifier_must_be_a_function(spec_core: Path) -> None:
+    _break(spec_core, "instructions/wgmma.yaml", "match: {k: 8, atype: tf32",
            "match: {k: [8, 16], atype: tf32")
-    errs = _errors(spec_copy)
+    errs = _errors(spec_core)
     assert any("k is not fixed by atype" in m for _, _, m in errs), errs
 
 
-def test_example_validity_is_checked(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/tcgen05_mma.yaml",
+def test_example_validity_is_checked(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/tcgen05_mma.yaml",
                   "collector::a:fill [taddr2], [taddr1], bdesc, [tmem_spmeta1], idesc, "
                   "[tmem_scaleA], [tmem_scaleB], p;\"\n        valid: false",
                   "collector::a:fill [taddr2], [taddr1], bdesc, [tmem_spmeta1], idesc, "
                   "[tmem_scaleA], [tmem_scaleB], p;\"\n        valid: true")
-    assert _has(_errors(spec_copy), "tcgen05_mma.yaml", line + 1, "is not a valid form")
+    assert _has(_errors(spec_core), "tcgen05_mma.yaml", line + 1, "is not a valid form")
 
 
-def test_duplicate_wrapper_name(spec_copy: Path) -> None:
-    line = _break(spec_copy, "instructions/ldmatrix.yaml", "{name: stmatrix, when: {}}",
+def test_duplicate_wrapper_name(spec_core: Path) -> None:
+    line = _break(spec_core, "instructions/ldmatrix.yaml", "{name: stmatrix, when: {}}",
                   "{name: ldmatrix, when: {}}")
-    assert _has(_errors(spec_copy), "ldmatrix.yaml", line, "wrapper 'ldmatrix' is also defined")
+    assert _has(_errors(spec_core), "ldmatrix.yaml", line, "wrapper 'ldmatrix' is also defined")
 
 
-def test_targets_spec_checks(spec_copy: Path) -> None:
-    line = _break(spec_copy, "targets.yaml", "ptxas_arch: sm_110a,", "ptxas_arch: sm_111a,")
-    assert _has(_errors(spec_copy), "targets.yaml", line, "unknown target 'sm_111a'")
+def test_targets_spec_checks(spec_core: Path) -> None:
+    line = _break(spec_core, "targets.yaml", "ptxas_arch: sm_110a,", "ptxas_arch: sm_111a,")
+    assert _has(_errors(spec_core), "targets.yaml", line, "unknown target 'sm_111a'")
 
 
-def test_family_specific_target_needs_a_family(spec_copy: Path) -> None:
-    line = _break(spec_copy, "targets.yaml", "members: [120, 121]", "members: [120]")
-    errs = _errors(spec_copy)
+def test_family_specific_target_needs_a_family(spec_core: Path) -> None:
+    line = _break(spec_core, "targets.yaml", "members: [120, 121]", "members: [120]")
+    errs = _errors(spec_core)
     assert any(f == "targets.yaml" and "sm_121f is family-specific" in m for f, _, m in errs)
     assert line > 0
 

@@ -31,12 +31,39 @@ def _tool(name: str) -> list[str]:
     return [exe]
 
 
-def test_mypy_strict_on_the_package_and_the_generated_bindings(tmp_path: Path) -> None:
+_WRONG = '''\
+from ptxgen.isa import InstrDescF16, SmemDesc
+
+InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128, negat_a=1)  # line 3
+InstrDescF16(dtype="f33", atype="bf16", btype="bf16", n=256, m=128)  # line 4
+SmemDesc(start_address=0x280, swizzle="64B")  # line 5
+InstrDescF16(dtype="f32", atype="bf16", btype="bf16", n=256, m=128, k_dim=1)  # line 6
+'''
+
+
+def test_mypy_strict_on_the_package_the_generated_bindings_and_the_readme(
+        tmp_path: Path) -> None:
+    """One mypy --strict run (its analysis of ptxgen is most of its time): the package and
+    the generated bindings pass; the README's own Python block passes against the package
+    as installed; a misspelt keyword or value name, and a field of a newer layout, are
+    mypy errors (_WRONG)."""
+    import re
+
     root = _package_tree(tmp_path)
-    res = subprocess.run([*_tool("mypy"), "--strict", "--no-incremental", "-p", "ptxgen"],
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Python\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "InstrDescF16(dtype=\"f32\"" in block
+    (root / "readme_example.py").write_text(block)
+    (root / "wrong.py").write_text(_WRONG)
+    res = subprocess.run([*_tool("mypy"), "--strict", "--no-incremental", "-p", "ptxgen",
+                          "-m", "readme_example", "-m", "wrong"],
                          cwd=root, capture_output=True, text=True, check=False,
                          env={**os.environ, "MYPYPATH": str(root)})
-    assert res.returncode == 0, res.stdout + res.stderr
+    errors = re.findall(r"^(\S+\.py):(\d+): error", res.stdout, re.M)
+    assert errors, res.stdout + res.stderr
+    assert {f for f, _ in errors} == {"wrong.py"}, res.stdout + res.stderr
+    assert {int(line) for _, line in errors} == {3, 4, 5, 6}, res.stdout
+    assert 'Unexpected keyword argument "negat_a"' in res.stdout
 
 
 def test_ruff_on_everything_python() -> None:

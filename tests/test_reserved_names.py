@@ -14,6 +14,8 @@ and every reserved name is refused by ``validate`` at the name's ``file:line:col
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import re
 import shutil
 from functools import cache
@@ -23,7 +25,6 @@ import pytest
 
 from conftest import SPEC
 from ptxgen import pipeline
-from ptxgen.emit import render_all
 from ptxgen.errors import SpecError
 from ptxgen.names import (
     RESERVED,
@@ -38,9 +39,17 @@ from ptxgen.names import (
 
 @cache
 def rendered() -> dict[str, str]:
-    return {p: b.decode() for p, b in render_all(pipeline.load_model(SPEC)).items()}
+    """The rendered output: the repository's generated/, each file as its MANIFEST.json
+    lists it (``ptxgen check``, run by tests/test_generate.py, holds it equal to what the
+    spec, templates and generator render; a render here costs seconds)."""
+    out = SPEC.parent / "generated"
+    listed = json.loads((out / "MANIFEST.json").read_text())["files"]
+    files = {p: (out / p).read_bytes() for p in listed}
+    assert all(hashlib.sha256(b).hexdigest() == listed[p] for p, b in files.items())
+    return {p: b.decode() for p, b in files.items()}
 
 
+@cache  # read-only trees, parsed once (python/ptx.py alone is large)
 def _py(path: str) -> ast.Module:
     return ast.parse(rendered()[path])
 
@@ -94,6 +103,7 @@ def _descriptor_modules() -> list[str]:
     return [p for p in rendered() if re.fullmatch(r"python/(?!ptx|_runtime|__init__)\w+\.py", p)]
 
 
+@cache
 def _cpp(path: str) -> str:
     """A header without its comments."""
     text = re.sub(r"/\*.*?\*/", " ", rendered()[path], flags=re.S)
@@ -378,6 +388,14 @@ def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
                if n in ("cp_async_asm", "cp_async_bulk_tensor_asm")), asms
 
 
+@pytest.fixture(scope="module")
+def whole_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the whole spec that each test breaks in one place and puts back."""
+    dst = tmp_path_factory.mktemp("whole") / "spec"
+    shutil.copytree(SPEC, dst)
+    return dst
+
+
 @pytest.mark.parametrize(("old", "new", "clash"), [
     # a wrapper named like another instruction's enum
     ("      - {name: wgmma_fence, when: {}}", "      - {name: mma_sp_shape, when: {}}",
@@ -395,14 +413,17 @@ def test_every_cpp_name_made_from_an_instruction_is_predicted() -> None:
      "its file) of 'ldmatrix'"),
 ])
 def test_validate_refuses_instruction_ids_whose_generated_names_clash(
-        spec_copy: Path, old: str, new: str, clash: str) -> None:
-    from conftest import run_cli
+        whole_spec: Path, old: str, new: str, clash: str) -> None:
+    from conftest import run_main
 
-    path = spec_copy / "instructions" / "wgmma.yaml"
+    path = whole_spec / "instructions" / "wgmma.yaml"
     text = path.read_text()
     assert text.count(old) == 1
     path.write_text(text.replace(old, new))
-    res = run_cli("validate", "--spec", str(spec_copy), timeout=300)
+    try:
+        res = run_main("validate", "--spec", str(whole_spec))
+    finally:
+        path.write_text(text)
     assert res.code == 2, (res.code, res.out, res.err)
     line = next(ln for ln in res.err.splitlines() if "clashes with" in ln)
     assert clash in line, line

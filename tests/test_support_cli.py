@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_main
 
 
 def support(*args: str) -> tuple[int, str, str]:
-    res = run_cli("support", *args)
+    res = run_main("support", *args)
     return res.code, res.out, res.err
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -29,7 +30,10 @@ from ptxgen.isa.instr_desc import (
     InstrDescTf32,
 )
 
-SETTINGS = settings(max_examples=150, derandomize=True, deadline=None)
+# 50 examples (derandomized: the same ones every run) per property in CI; more with
+# HYPOTHESIS_EXAMPLES=1000.
+SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "50")),
+                    derandomize=True, deadline=None)
 
 # -- InstrDescTf32 ---------------------------------------------------------
 

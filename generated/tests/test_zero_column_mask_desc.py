@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -17,7 +18,10 @@ from ptxgen.isa.zero_column_mask_desc import (
     ZeroColumnMaskDesc,
 )
 
-SETTINGS = settings(max_examples=150, derandomize=True, deadline=None)
+# 50 examples (derandomized: the same ones every run) per property in CI; more with
+# HYPOTHESIS_EXAMPLES=1000.
+SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "50")),
+                    derandomize=True, deadline=None)
 
 # -- ZeroColumnMaskDesc ----------------------------------------------------
 

@@ -3,7 +3,9 @@ the exit code and the one message ptxgen must answer with - never a traceback - 
 guarantee that a refusal writes nothing and that nothing outside the output folder is
 ever touched.
 
-Every case runs the real command line (``python -m ptxgen``) in a private project: a copy
+Every case runs the command line (``ptxgen.cli.main``, in this process: conftest.run_main;
+the Ctrl-C, SIGTERM and SIGKILL cases and the memory limit start real ``python -m ptxgen``
+processes) in a private project: a copy
 of the descriptor tables (``spec/descriptors``, ``spec/schema``) in a git repository, with
 some files of its own (``my.txt``, ``kernels/my_kernel.cu``). The whole project is
 snapshotted (paths, kinds, bytes, modes) before and after each command.
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SPEC, Result, run_cli
+from conftest import ROOT, SPEC, Result, run_cli, run_main
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "specs"
@@ -95,7 +97,7 @@ def one_line(res: Result, code: int = 2) -> str:
 def refused_unchanged(root: Path, cwd: Path, *args: str, code: int = 2) -> str:
     """Run ptxgen in ``cwd``; it must refuse (one line, exit 2) and change nothing."""
     before = snapshot(root.parent)
-    res = run_cli(*args, cwd=cwd, timeout=120)
+    res = run_main(*args, cwd=cwd)
     line = one_line(res, code)
     assert snapshot(root.parent) == before, "a refused command changed the project"
     return line
@@ -184,7 +186,7 @@ def test_broken_spec_is_refused_and_nothing_is_written(project: Path, case: str,
     (project / "spec" / "descriptors" / name).write_bytes(content())
     before = snapshot(project.parent)
     start = time.monotonic()
-    res = run_cli("generate", cwd=project, timeout=120)
+    res = run_main("generate", cwd=project)
     took = time.monotonic() - start
     no_traceback(res)
     assert res.code == 2 and res.out == "", (res.code, res.out, res.err)
@@ -193,7 +195,7 @@ def test_broken_spec_is_refused_and_nothing_is_written(project: Path, case: str,
     assert lines[-1].startswith("ptxgen: ") and lines[-1].endswith("error(s); nothing written")
     assert snapshot(project.parent) == before  # nothing written, nothing run (PWNED)
     assert took < 60, f"{case} took {took:.1f} s"
-    res = run_cli("validate", cwd=project, timeout=120)
+    res = run_main("validate", cwd=project)
     assert res.code == 2 and f"spec/descriptors/{message}" in res.err.splitlines(), res.err
 
 
@@ -223,7 +225,7 @@ def test_alias_bomb_is_refused_fast_in_small_memory(project: Path) -> None:
 def test_a_bom_is_accepted(project: Path) -> None:
     path = project / "spec" / "descriptors" / "smem_desc.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    res = run_cli("validate", cwd=project)
+    res = run_main("validate", cwd=project)
     assert res.code == 0, res.err
 
 
@@ -234,7 +236,7 @@ def test_a_hostile_git_revision_is_refused_by_diff(project: Path) -> None:
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "bomb")
     (project / "spec" / "descriptors" / "alias_bomb.yaml").unlink()
     before = snapshot(project.parent)
-    res = run_cli("diff", "HEAD~1", "HEAD", cwd=project, timeout=120)
+    res = run_main("diff", "HEAD~1", "HEAD", cwd=project)
     no_traceback(res)
     assert res.code == 2
     assert "HEAD:spec/descriptors/alias_bomb.yaml:8:15: alias *a4 makes the document expand" \
@@ -290,7 +292,7 @@ VALUE_CASES: list[tuple[tuple[str, ...], str]] = [
 @pytest.mark.parametrize(("args", "message"), VALUE_CASES, ids=lambda x: str(x)[:40])
 def test_hostile_value_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
     start = time.monotonic()
-    line = one_line(run_cli(*args, timeout=60))
+    line = one_line(run_main(*args))
     assert line.startswith(message), line
     assert len(line) < 1000
     assert time.monotonic() - start < 30
@@ -303,7 +305,7 @@ def _link(project: Path) -> None:
 
 
 def _previous_output_with_a_foreign_file(project: Path) -> None:
-    assert run_cli("generate", cwd=project).code == 0
+    assert run_main("generate", cwd=project).code == 0
     (project / "generated" / "notes.txt").write_text("mine\n")
 
 
@@ -368,19 +370,20 @@ def test_the_repository_root_is_refused_even_with_a_spec_elsewhere(project: Path
     assert line == ("ptxgen: error: --out ../project is a git repository; nothing written"), line
 
 
-def test_read_only_file_system_is_one_line(project: Path) -> None:
+def test_read_only_file_system_is_one_line(project: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A read-only file system (EROFS from the first write) is reported, not a traceback.
-    The failure is injected at the operating-system call, in a real ptxgen process."""
-    code = ("import errno, os, sys, tempfile\n"
-            "def refuse(*a, **k):\n"
-            "    raise OSError(errno.EROFS, os.strerror(errno.EROFS), k.get('dir'))\n"
-            "tempfile.mkdtemp = refuse\n"
-            "from ptxgen.cli import main\n"
-            "raise SystemExit(main(['generate', '--out', 'out']))\n")
+    The failure is injected at the operating-system call (tempfile.mkdtemp)."""
+    import errno
+    import tempfile
+
+    def refuse(*a: object, **k: object) -> str:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), k.get("dir"))
+
     before = snapshot(project.parent)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
-                          text=True, check=False)
-    line = one_line(Result(proc))
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    line = one_line(run_main("generate", "--out", "out", cwd=project))
+    monkeypatch.undo()
     assert line == (f"ptxgen: error: --out out: cannot write: Read-only file system "
                     f"({project}); nothing written"), line
     assert snapshot(project.parent) == before
@@ -388,7 +391,7 @@ def test_read_only_file_system_is_one_line(project: Path) -> None:
 
 def test_a_new_output_folder_touches_nothing_else(project: Path) -> None:
     before = snapshot(project.parent)
-    res = run_cli("generate", "--out", "new/deep/out", cwd=project)
+    res = run_main("generate", "--out", "new/deep/out", cwd=project)
     assert res.code == 0, res.err
     after = snapshot(project.parent)
     added = {p for p in after if p not in before}
@@ -403,21 +406,21 @@ def test_diff_from_the_spec_folder(project: Path) -> None:
     path.write_text(path.read_text().replace("description: Matrix base offset",
                                              "description: Matrix base offset (edited)"))
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two")
-    res = run_cli("diff", "HEAD~1", "HEAD", cwd=project / "spec")
+    res = run_main("diff", "HEAD~1", "HEAD", cwd=project / "spec")
     no_traceback(res)
     assert res.code == 0, res.err
     assert res.out.startswith("ptxgen diff: HEAD~1 (git ") and ", spec/) -> HEAD (git " in res.out
 
 
 def test_generate_and_check_from_a_subfolder(project: Path) -> None:
-    res = run_cli("generate", cwd=project / "sub")
+    res = run_main("generate", cwd=project / "sub")
     assert res.code == 0, res.err
     files = len(json.loads((project / "generated" / "MANIFEST.json").read_text())["files"])
     assert res.out == f"wrote {files + 1} files to ../generated\n", res.out
     assert (project / "generated" / "MANIFEST.json").is_file()
-    assert run_cli("check", cwd=project / "spec" / "descriptors").code == 0
+    assert run_main("check", cwd=project / "spec" / "descriptors").code == 0
     count = len(list((project / "spec" / "descriptors").glob("*.yaml")))
-    assert run_cli("validate", cwd=project / "spec" / "descriptors").out == \
+    assert run_main("validate", cwd=project / "spec" / "descriptors").out == \
         f"..: {count} spec files valid\n"
 
 
@@ -426,33 +429,76 @@ def test_no_project_is_explained(tmp_path: Path) -> None:
     writing into the installed package); the other commands use the installed spec and
     say so in one line."""
     for cmd in (("generate",), ("check",)):
-        line = one_line(run_cli(*cmd, cwd=tmp_path))
+        line = one_line(run_main(*cmd, cwd=tmp_path))
         assert line == (f"ptxgen: error: no ptxgen project here: neither {tmp_path} nor a folder "
                         "above it has a spec/ folder; run ptxgen inside a project or give "
                         "--spec DIR (or --out DIR, with the installed spec)"), line
     note = (f"ptxgen: no project here (no spec/ folder in {tmp_path} or above); using the "
             f"installed spec {SPEC}")
     for cmd in (("validate",), ("diff", "--ptx-isa", "8.6", "9.0")):
-        res = run_cli(*cmd, cwd=tmp_path)
+        res = run_main(*cmd, cwd=tmp_path)
         no_traceback(res)
         assert res.code in (0, 1) and res.err.splitlines() == [note], res.err
-    assert run_cli("validate", cwd=tmp_path).out.startswith(f"{SPEC}: ")
+    assert run_main("validate", cwd=tmp_path).out.startswith(f"{SPEC}: ")
     assert list(tmp_path.iterdir()) == []
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------
+#
+# Real signals to real ``python -m ptxgen`` processes, sent at moments the test observes
+# (never after a guessed delay, which a loaded machine turns into another moment): once
+# ptxgen's command runs (its SIGTERM handler is installed: ``SigCgt`` of /proc/PID/status,
+# before the spec is read), or once its temporary output folder exists (it is writing).
 
-def _interrupt(cmd: list[str], cwd: Path, delay: float, sig: int = signal.SIGINT,
-               no_cache: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run ptxgen CMD and send it SIG after DELAY seconds. no_cache: without the spec cache
-    (ptxgen.cache), so that the command is still reading the spec when the signal comes."""
+def _start(cmd: list[str], cwd: Path, no_cache: bool = False,
+           out: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    """Start ptxgen CMD. no_cache: without the spec cache (ptxgen.cache), so that the
+    command reads and checks the spec (seconds) after it starts."""
     env = {**os.environ, "PTXGEN_NO_CACHE": "1"} if no_cache else None
-    proc = subprocess.Popen([sys.executable, "-m", "ptxgen", *cmd], cwd=cwd, text=True, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "ptxgen", *cmd], cwd=cwd, text=True, env=env,
+                            stdout=out, stderr=out,
                             # a shell's background job ignores SIGINT; a user's does not
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(delay)
-    proc.send_signal(sig)
+
+
+def _wait_for(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> bool:
+    """Poll until ``ready()`` (True) or the process ends (False)."""
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if ready():
+            return True
+        time.sleep(0.0005)
+    return False
+
+
+def _running(proc: subprocess.Popen[str]) -> Callable[[], bool]:
+    """Whether ptxgen's command runs: it catches SIGTERM (ptxgen.cli installs the handler
+    after parsing the command line, before it reads the spec)."""
+    status = Path(f"/proc/{proc.pid}/status")
+
+    def ready() -> bool:
+        try:
+            line = next(x for x in status.read_text().splitlines() if x.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            return False
+        return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    return ready
+
+
+def _writing(proc: subprocess.Popen[str], parent: Path, name: str) -> Callable[[], bool]:
+    """Whether ptxgen's temporary output folder ``.NAME.new-PID-*`` exists in ``parent``."""
+    prefix = f".{name}.new-{proc.pid}-"
+    return lambda: any(p.name.startswith(prefix) for p in parent.iterdir())
+
+
+def _interrupt(cmd: list[str], cwd: Path, sig: int = signal.SIGINT, no_cache: bool = False,
+               when: Callable[[subprocess.Popen[str]], Callable[[], bool]] = _running,
+               ) -> subprocess.CompletedProcess[str]:
+    """Run ptxgen CMD and send it SIG once ``when(proc)()`` holds (default: the command
+    runs); a process that ended first is returned as it ended."""
+    proc = _start(cmd, cwd, no_cache)
+    if _wait_for(proc, when(proc)):
+        proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
@@ -462,116 +508,93 @@ def _tree(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_ctrl_c_during_generate(tmp_path: Path) -> None:
-    """A real SIGINT at several moments of a whole-spec generate: exit 130 and one line,
-    or (if it came too late) exit 0; the output folder is always the old one or the new
-    one, whole, and no temporary folder is left."""
-    root = tmp_path / "p"
+@pytest.fixture(scope="module")
+def generated_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with the whole spec whose generated/ is that of an older spec: the
+    repository's generated/ (``ptxgen check`` holds it equal to what spec/ generates),
+    and a spec in which one description differs, so that the next generate replaces
+    it. Shared by the signal tests, each of which leaves generated/ whole."""
+    root = tmp_path_factory.mktemp("signals") / "p"
     root.mkdir()
     shutil.copytree(SPEC, root / "spec")
+    shutil.copytree(ROOT / "generated", root / "generated",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     path = root / "spec" / "descriptors" / "smem_desc.yaml"
-    path.write_text(path.read_text().replace("Matrix base offset", "Matrix base offset (old)"))
-    assert run_cli("generate", cwd=root).code == 0
-    old = _tree(root / "generated")
-    path.write_text(path.read_text().replace(" (old)", ""))
-    from ptxgen import pipeline
+    text = path.read_text()
+    assert "Matrix base offset" in text
+    path.write_text(text.replace("Matrix base offset", "Matrix base offset (new)"))
+    return root
 
-    new = pipeline.render(root / "spec")
-    assert new != old
-    codes = []
-    for delay in (0.5, 1.0, 2.0, 3.5):
-        res = _interrupt(["generate"], root, delay)
-        codes.append(res.returncode)
-        assert res.returncode in (0, 130), (delay, res.returncode, res.stderr)
-        if res.returncode == 130:
-            assert res.stderr == "ptxgen: interrupted; nothing was left half-written\n"
-            assert res.stdout == ""
-        now = _tree(root / "generated")
-        assert now in (old, new), delay  # never a mixture
-        assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"], delay
-        if res.returncode == 0:
-            assert now == new
-    assert 130 in codes
+
+def _whole(folder: Path) -> None:
+    """``folder`` holds exactly the files its MANIFEST.json lists, with their hashes."""
+    listed = json.loads((folder / "MANIFEST.json").read_text())["files"]
+    got = _tree(folder)
+    assert sorted(got) == sorted([*listed, "MANIFEST.json"])
+    assert all(hashlib.sha256(got[p]).hexdigest() == h for p, h in listed.items())
+
+
+def test_ctrl_c_during_generate(generated_project: Path) -> None:
+    """A real SIGINT while generate reads the spec and while it writes its files: exit
+    130 and one line; the output folder stays the old one, whole, and no temporary
+    folder is left."""
+    root = generated_project
+    old = _tree(root / "generated")
+    for when in (_running, lambda p: _writing(p, root, "generated")):
+        res = _interrupt(["generate"], root, when=when)
+        assert res.returncode == 130, (res.returncode, res.stderr)
+        assert res.stderr == "ptxgen: interrupted; nothing was left half-written\n"
+        assert res.stdout == ""
+        assert _tree(root / "generated") == old  # never a mixture
+        assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"]
 
 
 @pytest.mark.parametrize("cmd", [["validate"], ["check", "--full"],
-                                 ["diff", "--ptx-isa", "8.6", "9.0"]])
+                                 ["diff", "--ptx-isa", "8.6", "9.0", "--format", "json"]])
 def test_ctrl_c_during_other_commands(cmd: list[str]) -> None:
-    from conftest import ROOT
-
-    # validate reads the spec in about 0.6 s without the cache (0.2 s with it)
-    res = _interrupt(cmd, ROOT, 0.3 if cmd == ["validate"] else 0.6, no_cache=True)
+    res = _interrupt(cmd, ROOT, no_cache=True)
     assert res.returncode == 130, (res.returncode, res.stderr)
     assert res.stderr == "ptxgen: interrupted; nothing was left half-written\n"
-
-
-def test_json_error_on_interrupt() -> None:
-    from conftest import ROOT
-
-    res = _interrupt(["diff", "--ptx-isa", "8.6", "9.0", "--format", "json"], ROOT, 0.6,
-                     no_cache=True)
-    assert res.returncode == 130, (res.returncode, res.stderr)
-    assert json.loads(res.stdout) == {"ok": False, "exit_code": 130, "error": {
-        "message": "interrupted; nothing was left half-written", "diagnostics": []}}
+    if "json" in cmd:  # --json/--format json: the error as JSON on stdout too
+        assert json.loads(res.stdout) == {"ok": False, "exit_code": 130, "error": {
+            "message": "interrupted; nothing was left half-written", "diagnostics": []}}
 
 
 def test_sigterm_cleans_up_too(tmp_path: Path) -> None:
-    """SIGTERM (a CI job cancelled, ``kill``): one line, exit 143, no temporary folder."""
-    root = tmp_path / "p"
-    root.mkdir()
-    shutil.copytree(SPEC, root / "spec")
-    res = _interrupt(["generate"], root, 1.0, signal.SIGTERM)
+    """SIGTERM (a CI job cancelled, ``kill``) once generate runs: one line, exit 143,
+    nothing written (the same clean-up as Ctrl-C, which is sent while it writes above)."""
+    res = _interrupt(["generate", "--out", str(tmp_path / "out")], ROOT, signal.SIGTERM)
     assert res.returncode == 143, (res.returncode, res.stderr)
     assert res.stderr == "ptxgen: terminated; nothing was left half-written\n"
-    assert sorted(p.name for p in root.iterdir()) == ["spec"]
-
-
-def _kill_while_writing(cmd: list[str], cwd: Path, parent: Path, name: str) -> int:
-    """Start ``ptxgen cmd`` and SIGKILL it as soon as its temporary output folder
-    (``.NAME.new-PID-*`` in ``parent``) appears, i.e. in the middle of writing the files.
-    Returns the exit status (-9 when the kill landed)."""
-    proc = subprocess.Popen([sys.executable, "-m", "ptxgen", *cmd], cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    prefix = f".{name}.new-{proc.pid}-"
-    deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:
-        if any(p.name.startswith(prefix) for p in parent.iterdir()):
-            proc.kill()
-            break
-        time.sleep(0.0005)
-    return proc.wait(timeout=60)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_sigkill_while_writing_leaves_the_old_output_and_debris_the_next_run_removes(
-        tmp_path: Path) -> None:
+        generated_project: Path) -> None:
     """SIGKILL cannot be caught: ``generate`` killed while it writes its files leaves the
     previous output whole and at most its temporary folder, which the next ``generate``
-    removes (ptxgen.write.clean_debris)."""
-    root = tmp_path / "p"
-    root.mkdir()
-    shutil.copytree(SPEC, root / "spec")
-    path = root / "spec" / "descriptors" / "smem_desc.yaml"
-    path.write_text(path.read_text().replace("Matrix base offset", "Matrix base offset (old)"))
-    assert run_cli("generate", cwd=root).code == 0
+    removes (its first step, ptxgen.write.clean_debris: run here alone)."""
+    from ptxgen import write
+
+    root = generated_project
     old = _tree(root / "generated")
-    path.write_text(path.read_text().replace(" (old)", ""))
     killed = 0
     for _ in range(3):
-        rc = _kill_while_writing(["generate"], root, root, "generated")
-        if rc == -signal.SIGKILL:
+        proc = _start(["generate"], root, out=subprocess.DEVNULL)
+        if _wait_for(proc, _writing(proc, root, "generated")):
+            proc.kill()
+        if proc.wait(timeout=60) == -signal.SIGKILL:
             killed += 1
             assert _tree(root / "generated") == old  # the previous output, whole
             debris = sorted(p.name for p in root.iterdir() if p.name.startswith(".generated."))
             assert debris, "the kill landed while the temporary folder existed"
             assert all(d.startswith(".generated.new-") for d in debris), debris
             break
+        old = _tree(root / "generated")
     assert killed, "generate finished every time before it could be killed"
-    res = run_cli("generate", cwd=root)
-    assert res.code == 0, res.err
+    assert sorted(write.clean_debris(root / "generated")) == [root / d for d in debris]
     assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"]  # debris removed
-    from ptxgen import pipeline
-
-    assert _tree(root / "generated") == pipeline.render(root / "spec")
+    _whole(root / "generated")
 
 
 def test_debris_of_a_running_writer_is_left_alone(tmp_path: Path) -> None:
