@@ -641,8 +641,11 @@ def _run(p: _Probe) -> dict[str, Any]:
             f"{', '.join(names_t)} at their newest version",
             f"ptxas {asm.build} assembles e.g. {keys[0].split(' <- ')[0]}",
             {"examples": keys[:5], "forms": keys, "targets": list(names_t)}))
-    _propose_candidates(p, cands, [x for x in nm_pairs if x[0] in _screening(tt, spec_names)],
-                        nm_pairs)
+    # screened on the spec's architecture-specific targets and its newest baseline one, and
+    # on the targets the spec does not have yet (a value only a new target takes, such as
+    # .kind::ti16 on sm_107a, is a finding too)
+    screen = _screening(tt, spec_names) | set(new_first)
+    _propose_candidates(p, cands, [x for x in nm_pairs if x[0] in screen], nm_pairs)
     return {"pairs": len(pairs), "kernels": p.kernels_run, "runs": p.checks,
             "near_misses": len(probes), "candidates": len(cands),
             "versions": known, "new_versions": newer, "older_versions": older}
