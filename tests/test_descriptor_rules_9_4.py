@@ -156,8 +156,13 @@ def test_smem_lbo_mode_through_encode_and_the_class() -> None:
     assert bad.returncode == 2 and bad.stderr.startswith(
         "ptxgen: error: smem_desc: lbo_mode: 1 is not allowed on sm_100a: ")
     from ptxgen.isa.smem_desc import SmemDesc
-    desc = SmemDesc(start_address=1024, lbo_mode=1)
+    desc = SmemDesc(start_address=1024, lbo_mode=1, swizzle="128b")
     assert desc.problems("sm_103a") == [] and len(desc.problems("sm_100a")) == 1
+    # 9.7.18.3.1.2.1: the absolute mode takes only the 128B swizzle and base offset 0
+    for other in (SmemDesc(start_address=1024, lbo_mode=1),
+                  SmemDesc(start_address=1024, lbo_mode=1, swizzle="128b", base_offset=1)):
+        (problem,) = other.problems("sm_103a")
+        assert "[lbo-absolute-128b-a]" in problem
 
 
 # -- UE4M3 with .block32, Table 62's transposes -------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import toolkits
 
+from conftest import run_main
 from ptxgen.isa import ptx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,10 +65,9 @@ def test_form_counts() -> None:
     "tcgen05.ld.red.sync.aligned.16x32bx2.x4.max.abs.NaN.f32",
 ])
 def test_support_knows_the_opcode(opcode: str) -> None:
-    proc = subprocess.run(["ptxgen", "support", opcode], capture_output=True, text=True,
-                          check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith(f"{opcode}: a valid ")
+    res = run_main("support", opcode)
+    assert res.code == 0, res.out + res.err
+    assert res.out.startswith(f"{opcode}: a valid ")
 
 
 @pytest.mark.parametrize(("opcode", "why"), [
@@ -78,9 +78,8 @@ def test_support_knows_the_opcode(opcode: str) -> None:
     ("tcgen05.cp.cta_group::1.128x256b.warpx4", "take no multicast qualifier"),
 ])
 def test_support_gives_the_rule(opcode: str, why: str) -> None:
-    proc = subprocess.run(["ptxgen", "support", opcode], capture_output=True, text=True,
-                          check=False)
-    assert proc.returncode == 2 and why in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    res = run_main("support", opcode)
+    assert res.code == 2 and why in res.out + res.err, res.out + res.err
 
 
 def test_builders() -> None:
