@@ -215,6 +215,12 @@ def instruction_identifiers(ins_id: str, enum_qualifiers: Sequence[str],
     for op in operands:
         out += [("c++", f"{ins_id}_{op}_{tail}", False, f"a check of its operand {op}")
                 for tail in ("length", "element_type", "problem")]
+        # a descriptor operand's object checks (desc_args, issue 28): the struct that takes a
+        # word or a descriptor object (_is), the struct of its descriptor rules (_check) and
+        # the check of an object's kind (_check_kind)
+        out += [("c++", f"{ins_id}_{op}_{tail}", False,
+                 f"the descriptor object check {tail} of its operand {op}")
+                for tail in ("is", "check", "check_kind")]
     out += [("c++", f"{ins_id}_{w}_", True, f"its helpers {ins_id}_{w}_*")
             for w in INSTRUCTION_HELPER_WORDS]
     out.append(("c++", f"{ins_id}_combination", False,

@@ -6,7 +6,6 @@ the validation of the links between instruction operands and spec/descriptors.""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -176,6 +175,7 @@ def test_rule_on_an_alternative_reaches_python_and_cpp(spec_core: Path,
     from cpp import harness
     from cpp.harness import GXX_FLAGS
 
+    from ptxgen.emit import render_all
     from ptxgen.emit.cpp import descriptor_rules
     from ptxgen.model.instructions import descriptor_problems as engine_problems
     from ptxgen.pipeline import load_model
@@ -190,12 +190,18 @@ def test_rule_on_an_alternative_reaches_python_and_cpp(spec_core: Path,
     assert msg.endswith("[a-tmem-lane-0]") and "lane = 32" in msg, msg
     assert engine_problems(spec.instructions, "tcgen05.mma.cta_group::1.kind::f16",
                            {"a_tmem": bad}, decode) == []
-    files = descriptor_rules.emit(spec)
+    # the fixture's own headers: descriptor_rules.hpp specializes the check structs that the
+    # wrapper headers of the same spec declare (tcgen05_mma.hpp: tcgen05_mma_a_tmem_check)
+    files = render_all(spec)
     text = files[descriptor_rules.OUT].decode()
     assert "tcgen05_mma_a_tmem_problem" in text
+    assert "struct tcgen05_mma_a_tmem_check {" in files[
+        "include/ptxgen/ptx/tcgen05_mma.hpp"].decode()
     include = tmp_path / "include"
-    shutil.copytree(harness.INCLUDE, include)
-    (include / "ptxgen" / "ptx" / "descriptor_rules.hpp").write_text(text)
+    for rel, data in files.items():
+        if rel.startswith("include/"):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_bytes(data)
     src = tmp_path / "t.cpp"
     src.write_text(
         '#include "ptxgen/ptx/descriptor_rules.hpp"\n'
