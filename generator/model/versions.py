@@ -64,6 +64,7 @@ from ptxgen.model import Spec
 from ptxgen.model.descriptors import Descriptor, descriptor_since, with_shapes, without_shapes
 from ptxgen.model.instructions import (
     FALSE,
+    NONE,
     TRUE,
     Combination,
     Condition,
@@ -764,7 +765,14 @@ class _InstructionView:
                     self.edit.drop(path + ("derived", j))
                 else:
                     derived.append(d)
-            self.qualifiers.append(replace(q, values=values, numeric=numeric,
+            optional = q.optional
+            if optional and not q.flag and NONE not in dom:
+                # every remaining form names the qualifier (a rule of the spec kept the
+                # left-out forms away, and goes with them): it is required as of then, or
+                # the data would build the left-out forms again.
+                self.edit.drop(path + ("optional",))
+                optional = False
+            self.qualifiers.append(replace(q, values=values, numeric=numeric, optional=optional,
                                            aliases=tuple(aliases), derived=tuple(derived)))
 
     def _operands(self) -> None:

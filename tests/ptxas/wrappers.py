@@ -159,5 +159,23 @@ def instructions_in(ptx: str) -> list[str]:
     return out
 
 
+def asm_instructions_in(ptx: str) -> list[str]:
+    """The instruction lines of one kernel that its inline asm statements wrote (between nvcc's
+    ``// begin inline asm`` and ``// end inline asm``), whitespace-normalised: what the
+    wrappers emit, without the compiler's own code around them (nvcc packs a ``.b128``
+    operand with ``mov.b128 %rq, {%rd, %rd}`` before the asm and unpacks it after)."""
+    out: list[str] = []
+    inside = False
+    for line in ptx[ptx.find("{"):].splitlines():
+        line = line.strip()
+        if line == "// begin inline asm":
+            inside = True
+        elif line == "// end inline asm":
+            inside = False
+        elif inside:
+            out += instructions_in("{\n" + line)
+    return out
+
+
 def jobs() -> int:
     return max(1, os.cpu_count() or 1)
