@@ -162,3 +162,19 @@ def test_the_9_4_document_writes_this_issue_s_forms(old: InstructionSet) -> None
         ins = old.get(ins_id)
         assert opcode in ops[ins.name]
         assert opcode in {c.opcode for c in document_candidates(ins, ops[ins.name])}
+
+
+def test_a_value_that_spells_two_own_values_is_no_candidate() -> None:
+    """cp.async.bulk's sem ``.relaxed.cluster`` (one dotted value) is mbarrier.arrive's sem
+    ``.relaxed`` and scope ``.cluster``: the spec reads that opcode as a form it has, so it
+    is no new value; a dotted value without such a reading (``.relaxed.gpu``: mbarrier has
+    no .gpu scope) and a plain one (``.weak``) still are."""
+    from ptxgen.isa import ptx
+    iset = ptx.instruction_set()
+    sib = _siblings(iset)
+    assert {"relaxed.cta", "relaxed.cluster", "relaxed.gpu", "weak"} <= sib["sem"]
+    cands = known_value_candidates(iset.get("mbarrier_arrive"), sib, PAIRS, _known(iset),
+                                   every_value=False)
+    sem = {c.new[2] for c in cands if c.new is not None and c.new[:2] == ("value", "sem")}
+    assert not sem & {"relaxed.cta", "relaxed.cluster"}
+    assert {"relaxed.gpu", "relaxed.sys", "weak"} <= sem

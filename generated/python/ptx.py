@@ -2675,7 +2675,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.async.bulk",
                     "id": "cp_async_bulk",
-                    "spelling": {"head": 2, "ordered": [["dst", "src"]]},
+                    "spelling": {"head": 2, "ordered": [["dst", "src"]], "loose": ["sem"]},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -3099,7 +3099,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cp.reduce.async.bulk",
                     "id": "cp_reduce_async_bulk",
-                    "spelling": {"head": 3, "ordered": [["dst", "src"]]},
+                    "spelling": {"head": 3, "ordered": [["dst", "src"]], "loose": ["sem"]},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11543,6 +11543,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "prefetch",
                     "id": "prefetch_line",
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {
                             "name": "space",

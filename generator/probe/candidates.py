@@ -17,7 +17,8 @@ kernel that asks it):
   spec does not know or one extra token.
 
 Forms the spec calls valid, and changes the spec records ptxas as accepting
-(``ptxas_leniency`` values, ``ptxas_accepts`` rules), are no candidates.
+(``ptxas_leniency`` values, ``ptxas_accepts`` rules), are no candidates; nor is a new
+value or token whose opcode the spec reads as such a form with values of its own.
 """
 
 from __future__ import annotations
@@ -84,7 +85,24 @@ def _candidate(ins: Instruction, base: Form, params: dict[str, str],
         new_opcode = prefix + new[2] + opcode[len(prefix):]
         key = f"{new_opcode} <- {base.key}"
         kernel = Kernel(key, (*kernel.lines[:-1], new_opcode + text[len(opcode):]))
-    return Candidate(ins.id, key.split(" <- ")[0], kernel, new, source)
+    opcode = key.split(" <- ")[0]
+    if new is not None and _spec_reads(ins, opcode, params):
+        return None
+    return Candidate(ins.id, opcode, kernel, new, source)
+
+
+def _spec_reads(ins: Instruction, opcode: str, params: Mapping[str, str]) -> bool:
+    """Whether the spec reads ``opcode`` (with the other parameters of ``params``, the
+    optional operands) as a form it has, or a leniency it records, with its own values:
+    a value of another instruction's same-named qualifier can spell the
+    values of two of this one's (cp.async.bulk's sem ``.relaxed.cluster`` is
+    mbarrier.arrive's sem ``.relaxed`` and scope ``.cluster``), and is no new value."""
+    for read in ins.parse_opcode(opcode)[0]:
+        form = {**params, **read}
+        problems = tuple(ins.violations(form))
+        if not problems or _ptxas_lenient(ins, form, problems):
+            return True
+    return False
 
 
 def _prefix(ins: Instruction, params: Mapping[str, str], after: str) -> str:
