@@ -354,7 +354,8 @@ class Checker:
         """The byte offsets of the shared memory descriptors against the tiles the
         instruction reads through them (:mod:`ptxgen.lint.strides`)."""
         name = form.instruction.name
-        idesc = _decoded(*words["idesc"]) if "idesc" in words else None
+        idesc = words.get("idesc")
+        fields = _decoded(*idesc) if idesc is not None else None
         for operand in ("a_desc", "b_desc"):
             if operand not in words:
                 continue
@@ -362,23 +363,16 @@ class Checker:
             if name.startswith("wgmma.mma_async"):
                 tile = wgmma_tile(form.params, texts, operand, ".sp" in name)
             elif name.startswith("tcgen05.mma"):
-                bit = None
-                if "idesc" in words:
-                    icls, iknown = words["idesc"]
-                    spec = _field(icls, f"transpose_{operand[0]}")
-                    bit = iknown.bits(spec.lsb, spec.width) if spec is not None else None
-                tile = tcgen05_tile(form.params, operand, idesc, bit)
+                bit = _bits(*idesc, f"transpose_{operand[0]}") if idesc is not None else None
+                tile = tcgen05_tile(form.params, operand, fields, bit)
             else:
                 continue
-            swizzle = _field(cls, "swizzle")
-            code = known.bits(swizzle.lsb, swizzle.width) if swizzle is not None else None
+            code = _bits(cls, known, "swizzle")
             if tile is None or code is None:
                 continue
-            sw = next((n for n, c in swizzle.names.items() if c == code), "") \
-                if swizzle is not None else ""
+            sw = next((n for n, c in _field(cls, "swizzle").names.items() if c == code), "")
             for field_name, why in needed(tile, sw).items():
-                spec = _field(cls, field_name)
-                if spec is None or known.bits(spec.lsb, spec.width) != 0:
+                if _bits(cls, known, field_name) != 0:
                     continue
                 yield Finding(path, st.line, st.col, "descriptor-offset",
                               f"{st.opcode}: {operand} ({_layout(cls)}): {field_name} = 0, "
@@ -416,7 +410,8 @@ class Checker:
         try:
             fields = spelled_fields(cls.decode(known.value))
         except DescriptorError as exc:
-            if not any(s.name == exc.field and s.type == "enum" for s in cls.FIELDS):
+            spec = _field(cls, exc.field)
+            if spec is None or spec.type != "enum":
                 yield Finding(path, st.line, st.col, "descriptor-field",
                               f"{st.opcode}: {where}{value}: {exc.field}: {exc.value} is not "
                               "allowed", str(exc.allowed))
@@ -429,6 +424,13 @@ class Checker:
 
 def _field(cls: Any, name: str) -> Any:
     return next((s for s in cls.FIELDS if s.name == name), None)
+
+
+def _bits(cls: Any, known: Known, name: str) -> int | None:
+    """The raw bits of field ``name`` where all of them are known (None otherwise, or
+    where the layout has no such field)."""
+    spec = _field(cls, name)
+    return known.bits(spec.lsb, spec.width) if spec is not None else None
 
 
 def _decoded(cls: Any, known: Known) -> dict[str, object] | None:

@@ -110,8 +110,8 @@ def tcgen05_tile(params: Mapping[str, str], operand: str,
     elem: int | None = None
     if idesc is not None:
         dim = idesc.get("m" if which == "A" else "n")
-        rows = dim // 2 if isinstance(dim, int) and pair else dim if isinstance(dim, int) \
-            else None
+        if isinstance(dim, int):
+            rows = dim // 2 if pair else dim  # a CTA pair splits M (A) and N (B)
         kind = params.get("kind", "")
         if kind == "tf32":
             elem = 32
