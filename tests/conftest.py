@@ -90,9 +90,18 @@ def spec_core(tmp_path: Path) -> Path:
     """A private copy of the core of spec/ (targets, schemas, descriptors and
     :data:`CORE_INSTRUCTIONS`) that a test may break: for a test about one of those files,
     whose every diagnostic it reports as the whole spec would."""
-    dst = tmp_path / "spec"
-    shutil.copytree(SPEC, dst, ignore=lambda d, names: [
-        n for n in names if Path(d).name == "instructions" and n not in CORE_INSTRUCTIONS])
+    return spec_subset(tmp_path / "spec", CORE_INSTRUCTIONS)
+
+
+def spec_subset(dst: Path, instructions: tuple[str, ...], descriptors: bool = True) -> Path:
+    """A copy of spec/ at ``dst`` with only these instruction files (and the descriptor
+    files unless ``descriptors`` is False): targets and schemas whole."""
+    def leave_out(folder: str, names: list[str]) -> list[str]:
+        kind = Path(folder).name
+        return [n for n in names if (kind == "instructions" and n not in instructions)
+                or (kind == "descriptors" and not descriptors)]
+
+    shutil.copytree(SPEC, dst, ignore=leave_out)
     return dst
 
 
