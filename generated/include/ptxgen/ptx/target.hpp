@@ -185,6 +185,19 @@
 #endif
 #endif
 
+// The compiling CUDA toolkit as major * 100 + minor (1300 for CUDA 13.0; 0 where it is
+// not nvcc or NVRTC): a form that the ISA allows but a recorded deviation of this
+// toolkit's ptxas refuses (spec `deviations:` with `toolkits:`) fails to compile with a
+// static_assert naming the deviation. Define it before including ptxgen headers to
+// compile as for another toolkit.
+#ifndef PTXGEN_PTX_TOOLKIT
+#if defined(__CUDACC_VER_MAJOR__)
+#define PTXGEN_PTX_TOOLKIT (__CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__)
+#else
+#define PTXGEN_PTX_TOOLKIT 0
+#endif
+#endif
+
 // Whether a wrapper given a run-time descriptor object checks it against the rules of the
 // form (the checks of descriptor_rules.hpp; a broken rule is printed, then trap) and encodes
 // it with encode() (which traps on an invalid field) rather than encode_unchecked(): by
