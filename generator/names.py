@@ -130,7 +130,8 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
            for n in ("instruction_set", "support", "descriptor_problems", "cache", "annotations",
                      "_engine", "_decoder")},
         **{n: ("c++", "a name of namespace ptxgen::ptx (include/ptxgen/ptx/target.hpp)")
-           for n in ("targets", "imm", "imm_t", "imms", "imms_t", "detail", "fence_operand")},
+           for n in ("targets", "imm", "imm_t", "imms", "imms_t", "detail", "fence_operand",
+                     "static_desc", "desc")},
     },
     "operand": {
         "instruction_set": ("python", "the function every builder calls"),

@@ -9,8 +9,9 @@ object of another kind (an InstrDescI8 for .kind::f16, a run-time one too) or of
 descriptor fails with the static_assert naming the rule; a run-time object costs nothing
 with NDEBUG (the same PTX as encode_unchecked()'s word) and is checked without it (the rule
 printed, then trap); nvcc's generic compute_90 pass of an sm_90a build is not broken by the
-overloads; an object without descriptor_rules.hpp is refused naming it. Eight nvcc
-runs of one small TU in all.
+overloads; an object without descriptor_rules.hpp is refused naming it; in C++20
+``desc<obj>`` takes any constant object, a temporary too (class-type template arguments).
+Eleven nvcc runs of one small TU in all.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def compile_ptx(release: str, tmp_path: Path, case: int, arch: str, *extra: str,
                 ok: bool = True) -> tuple[str, str]:
     """(PTX, diagnostics) of ``desc_objects.cu`` with ``-DCASE=case``."""
     out = tmp_path / f"case{case}.ptx"
-    proc = harness.run([toolkits.require("nvcc", release), *FLAGS, f"-DCASE={case}", *extra,
+    flags = [f for f in FLAGS if not any(e.startswith("-std=") for e in extra)
+             or not f.startswith("-std=")]
+    proc = harness.run([toolkits.require("nvcc", release), *flags, f"-DCASE={case}", *extra,
                         harness.gencode(arch) if arch.startswith("sm_") else f"-arch={arch}",
                         "-ptx", str(SRC), "-o", str(out)], ok=ok)
     return (out.read_text() if ok else ""), proc.stdout + proc.stderr
@@ -60,7 +63,7 @@ def test_constant_objects_give_the_words_ptx(release: str, tmp_path: Path) -> No
     # 13.0 with NDEBUG: a run-time object is its word, nothing more; 13.5 without: checked
     ndebug = release == "13.0"
     ptx, _ = compile_ptx(release, tmp_path, 1, "sm_100a", *(["-DNDEBUG"] if ndebug else []))
-    k = same(ptx, ("mma", "cp", "shift", *(["rt"] if ndebug else [])))
+    k = same(ptx, ("mma", "desc", "cp", "shift", *(["rt"] if ndebug else [])))
     assert "tcgen05.mma.cta_group::1.kind::f16" in k["obj_mma"]
     if not ndebug:
         assert "trap" in k["obj_rt"] and "vprintf" in k["obj_rt"]
@@ -102,6 +105,19 @@ def test_broken_constant_objects_are_static_asserts(release: str, tmp_path: Path
     _, out = compile_ptx(release, tmp_path, 4, "sm_90a", ok=False)
     assert re.search(r'static assertion failed with "ptxgen: wgmma\.mma_async\.sync\.aligned: '
                      r"operand b_desc takes the wgmma_desc word", out), out
+
+
+@pytest.mark.parametrize("release", toolkits.RELEASES)
+def test_cxx20_takes_the_object_itself(release: str, tmp_path: Path) -> None:
+    """C++20 (class-type template arguments): desc<obj> and static_desc<obj> take any
+    constant descriptor object, a temporary or a local constexpr one, with the same PTX and
+    the same compile-time checks."""
+    ptx, _ = compile_ptx(release, tmp_path, 6, "sm_100a", "-std=c++20")
+    assert "tcgen05.mma.cta_group::1.kind::f16" in same(ptx, ("cxx20",))["obj_cxx20"]
+    if release == "13.0":
+        _, out = compile_ptx(release, tmp_path, 7, "sm_100a", "-std=c++20", ok=False)
+        assert re.search("static assertion failed with " + BAD["bad_m256"], out), out
+        assert out.count(": error: ") == 1, out
 
 
 def test_an_object_without_the_rules_header_names_it(tmp_path: Path) -> None:

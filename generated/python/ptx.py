@@ -21857,20 +21857,20 @@ def tcgen05_mma(
     scale_vectorsize: str | None = None,
     ashift: bool = False,
     collector_usage: str | None = None,
-    a_desc: str | None = None,
-    a_tmem: str | None = None,
-    lut_tmem: str | None = None,
-    sp_meta_tmem: str | None = None,
-    scale_a_tmem: str | None = None,
-    scale_b_tmem: str | None = None,
+    a_desc: str | tuple[str, Any] | None = None,
+    a_tmem: str | tuple[str, Any] | None = None,
+    lut_tmem: str | tuple[str, Any] | None = None,
+    sp_meta_tmem: str | tuple[str, Any] | None = None,
+    scale_a_tmem: str | tuple[str, Any] | None = None,
+    scale_b_tmem: str | tuple[str, Any] | None = None,
     disable_output_lane: Sequence[str] | None = None,
     scale_input_d: int | None = None,
     zero_column_mask: str | None = None,
     cta_group: int,
     kind: str,
-    d_tmem: str,
-    b_desc: str,
-    idesc: str,
+    d_tmem: str | tuple[str, Any],
+    b_desc: str | tuple[str, Any],
+    idesc: str | tuple[str, Any],
     enable_input_d: str,
     ptx_isa: str | None = None,
 ) -> str:
@@ -21907,23 +21907,32 @@ def tcgen05_mma(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc
-            descriptor: ptxgen.isa.smem_desc] (one of a_desc, a_tmem).
-        a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen.isa.tmem_addr] (one
-            of a_desc, a_tmem).
+            descriptor: ptxgen.isa.smem_desc; (register, object) checks the object against
+            the form's descriptor rules] (one of a_desc, a_tmem).
+        a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen.isa.tmem_addr;
+            (register, object) checks the object against the form's descriptor rules] (one of
+            a_desc, a_tmem).
         b_desc: shared memory matrix descriptor of B (PTX ISA Table 40) [smem_desc
-            descriptor: ptxgen.isa.smem_desc].
+            descriptor: ptxgen.isa.smem_desc; (register, object) checks the object against
+            the form's descriptor rules].
         lut_tmem: Tensor Memory address of the lookup table that decompresses B [tmem_addr
-            descriptor: ptxgen.isa.tmem_addr] (only when decompress = true).
+            descriptor: ptxgen.isa.tmem_addr; (register, object) checks the object against
+            the form's descriptor rules] (only when decompress = true).
         sp_meta_tmem: Tensor Memory address of the sparsity metadata [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr] (only when sp = true).
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules] (only when sp = true).
         idesc: instruction descriptor (shapes, exact types, sparsity; PTX ISA Tables 42-44)
-            [instr_desc descriptor: ptxgen.isa.instr_desc].
+            [instr_desc descriptor: ptxgen.isa.instr_desc; (register, object) checks the
+            object against the form's descriptor rules].
         scale_a_tmem: Tensor Memory address of scale_A [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr] (only when block_scale = true).
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules] (only when block_scale = true).
         scale_b_tmem: Tensor Memory address of scale_B [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr] (only when block_scale = true).
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules] (only when block_scale = true).
         disable_output_lane: lanes of D that are not updated (bit i of the vector = lane i)
             (optional; only when block_scale = false, ws = false).
         enable_input_d: false computes D = A*B.
@@ -22015,7 +22024,7 @@ def tcgen05_dealloc(
     sync_aligned: str = "sync.aligned",
     type: str = "b32",
     cta_group: int,
-    taddr: str,
+    taddr: str | tuple[str, Any],
     ncols: str | int,
     ptx_isa: str | None = None,
 ) -> str:
@@ -22032,7 +22041,8 @@ def tcgen05_dealloc(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address returned by the allocation (a register, not in brackets)
-            [tmem_addr descriptor: ptxgen.isa.tmem_addr].
+            [tmem_addr descriptor: ptxgen.isa.tmem_addr; (register, object) checks the object
+            against the form's descriptor rules].
         ncols: number of columns, a power of 2 in [32, 512] (with .exclusive a multiple of
             32).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -22084,7 +22094,7 @@ def tcgen05_ld(
     shape: str,
     num: int,
     r: Sequence[str],
-    taddr: str,
+    taddr: str | tuple[str, Any],
     ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.sync.aligned``: warp-collective asynchronous load from Tensor Memory into
@@ -22106,7 +22116,8 @@ def tcgen05_ld(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         r: destination registers (Table 49).
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -22136,7 +22147,7 @@ def tcgen05_ld_red(
     type: str,
     r: Sequence[str],
     redval: str,
-    taddr: str,
+    taddr: str | tuple[str, Any],
     ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.sync.aligned``: warp-collective asynchronous load from Tensor Memory
@@ -22157,7 +22168,8 @@ def tcgen05_ld_red(
         r: destination registers.
         redval: the reduction of each lane's loaded values.
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -22192,7 +22204,7 @@ def tcgen05_ld_red_spcompress(
     mdata: Sequence[str],
     cdata: Sequence[str],
     redval: str,
-    taddr: str,
+    taddr: str | tuple[str, Any],
     ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.ld.red.spcompress.sync.aligned``: Tensor Memory load with a min/max reduction
@@ -22217,7 +22229,8 @@ def tcgen05_ld_red_spcompress(
         cdata: the kept (compressed) values, half of num.
         redval: the reduction of each lane's loaded values.
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -22246,7 +22259,7 @@ def tcgen05_st(
     imm_half_splitoff: int | None = None,
     shape: str,
     num: int,
-    taddr: str,
+    taddr: str | tuple[str, Any],
     r: Sequence[str],
     ptx_isa: str | None = None,
 ) -> str:
@@ -22267,7 +22280,8 @@ def tcgen05_st(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         imm_half_splitoff: offset of the second .16x32b access from taddr (only when shape =
             16x32bx2).
         r: source registers (Table 50).
@@ -22344,8 +22358,8 @@ def tcgen05_cp(
     dst_src_fmt: str | None = None,
     cta_group: int,
     shape: str,
-    taddr: str,
-    s_desc: str,
+    taddr: str | tuple[str, Any],
+    s_desc: str | tuple[str, Any],
     ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.cp``: asynchronous copy from shared memory into Tensor Memory.
@@ -22366,9 +22380,11 @@ def tcgen05_cp(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         s_desc: shared memory descriptor of the source matrix (PTX ISA Table 40) [smem_desc
-            descriptor: ptxgen.isa.smem_desc].
+            descriptor: ptxgen.isa.smem_desc; (register, object) checks the object against
+            the form's descriptor rules].
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -22388,7 +22404,7 @@ def tcgen05_shift(
     *,
     direction: str = "down",
     cta_group: int,
-    taddr: str,
+    taddr: str | tuple[str, Any],
     ptx_isa: str | None = None,
 ) -> str:
     """``tcgen05.shift``: asynchronously shift the rows of a Tensor Memory matrix down by one.
@@ -22402,7 +22418,8 @@ def tcgen05_shift(
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         taddr: Tensor Memory address (lane << 16 | column) [tmem_addr descriptor:
-            ptxgen.isa.tmem_addr].
+            ptxgen.isa.tmem_addr; (register, object) checks the object against the form's
+            descriptor rules].
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -22782,7 +22799,7 @@ def wgmma_mma_async(
     *,
     satfinite: bool = False,
     bitop: str | None = None,
-    a_desc: str | None = None,
+    a_desc: str | tuple[str, Any] | None = None,
     a_regs: Sequence[str] | None = None,
     imm_scale_a: int | None = None,
     imm_scale_b: int | None = None,
@@ -22794,7 +22811,7 @@ def wgmma_mma_async(
     atype: str,
     btype: str,
     d: Sequence[str],
-    b_desc: str,
+    b_desc: str | tuple[str, Any],
     scale_d: str,
     ptx_isa: str | None = None,
 ) -> str:
@@ -22821,10 +22838,12 @@ def wgmma_mma_async(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16).
         a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor:
-            ptxgen.isa.wgmma_desc] (one of a_desc, a_regs).
+            ptxgen.isa.wgmma_desc; (register, object) checks the object against the form's
+            descriptor rules] (one of a_desc, a_regs).
         a_regs: A fragment in registers (one of a_desc, a_regs).
         b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor:
-            ptxgen.isa.wgmma_desc].
+            ptxgen.isa.wgmma_desc; (register, object) checks the object against the form's
+            descriptor rules].
         scale_d: false computes D = A * B.
         imm_scale_a: 1, or -1 to negate A (only when atype = {bf16, e4m3, e5m2, f16, tf32}).
         imm_scale_b: 1, or -1 to negate B (only when atype = {bf16, e4m3, e5m2, f16, tf32}).
@@ -22859,7 +22878,7 @@ def wgmma_mma_async(
 def wgmma_mma_async_sp(
     *,
     satfinite: bool = False,
-    a_desc: str | None = None,
+    a_desc: str | tuple[str, Any] | None = None,
     a_regs: Sequence[str] | None = None,
     imm_scale_a: int | None = None,
     imm_scale_b: int | None = None,
@@ -22871,7 +22890,7 @@ def wgmma_mma_async_sp(
     atype: str,
     btype: str,
     d: Sequence[str],
-    b_desc: str,
+    b_desc: str | tuple[str, Any],
     sp_meta: str,
     sp_sel: int,
     scale_d: str,
@@ -22899,10 +22918,12 @@ def wgmma_mma_async_sp(
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the accumulator fragment (N/2 registers; N/4 .b32 pairs of .f16).
         a_desc: shared memory matrix descriptor of A [wgmma_desc descriptor:
-            ptxgen.isa.wgmma_desc] (one of a_desc, a_regs).
+            ptxgen.isa.wgmma_desc; (register, object) checks the object against the form's
+            descriptor rules] (one of a_desc, a_regs).
         a_regs: A fragment in registers (one of a_desc, a_regs).
         b_desc: shared memory matrix descriptor of B [wgmma_desc descriptor:
-            ptxgen.isa.wgmma_desc].
+            ptxgen.isa.wgmma_desc; (register, object) checks the object against the form's
+            descriptor rules].
         sp_meta: the sparsity metadata (positions of the non-zero elements of A).
         sp_sel: the sparsity selector (which threads hold the metadata).
         scale_d: false computes D = A * B.

@@ -1814,10 +1814,51 @@ def build(ins: Instruction, args: Mapping[str, object], ptx_isa: str | None = No
     for u in uses:
         if args.get(u.name) is None:
             raise PtxFormError(f"operand {u.name} is required by this form")
+    args = _descriptor_objects(ins, params, uses, args)
     text = render_text(ins, params, uses, args)
     if ptx_isa is not None:
         _check_version(ins, params, uses, args, ptx_isa)
     return text
+
+
+def _descriptor_objects(ins: Instruction, params: Mapping[str, str],
+                        uses: Sequence[OperandUse], args: Mapping[str, object]
+                        ) -> Mapping[str, object]:
+    """The builder arguments with each descriptor operand given as (register, descriptor
+    object) replaced by its register, once the object is checked against the form as the
+    C++ wrappers check one (issue 28): of the operand's descriptor (an ``InstrDescF16`` for
+    ``idesc``), of the form's kind, a valid word, and none of the form's descriptor rules
+    broken (those that hold only on some targets are not checked: the builder knows no
+    target; ``descriptor_problems(..., target=...)`` does)."""
+    out = dict(args)
+    for u in uses:
+        value = args[u.name]
+        link = ins.descriptor_links.get(u.name)
+        if link is None or not isinstance(value, tuple):
+            continue
+        desc, kind_of = link
+        where = f"{ins.name}: operand {u.name}"
+        if len(value) != 2 or getattr(value[1], "DESCRIPTOR", None) != desc:
+            raise PtxFormError(f"{where} takes a register name, or (register name, an object "
+                               f"of ptxgen.isa.{desc}); got {value!r}")
+        register, obj = value
+        kind = params[kind_of] if kind_of else None
+        if kind is not None and obj.KIND != kind:
+            raise PtxFormError(f"{where}: the descriptor object is of .kind::{obj.KIND}, the "
+                               f"form of .kind::{kind}")
+        try:
+            obj.encode()
+        except ValueError as exc:  # DescriptorError: an invalid field
+            raise PtxFormError(f"{where}: {exc}") from None
+        fields = {}
+        for spec in obj.FIELDS:  # as ptxgen decode spells them (an enum's name)
+            number = int(getattr(obj, spec.name))
+            fields[spec.name] = next((n for n, v in spec.names.items() if v == number), number)
+        problems = ins.descriptor_problems(params, u.name, fields)
+        if problems:
+            raise PtxFormError(f"{ins.render_opcode(params)}: " + "; ".join(problems))
+        out[u.name] = register
+    return out
 
 
 def _check_version(ins: Instruction, params: Mapping[str, str], uses: Sequence[OperandUse],

@@ -3,7 +3,9 @@
 // descriptor objects (static_desc<obj> constants, or run-time objects): the PTX must be the same.
 // CASE 2 (sm_100a) and CASE 4 (sm_90a): each bad_* kernel breaks one rule and must fail
 // with the static_assert of that rule. CASE 5 (sm_100a): an object for an operand with
-// descriptor rules without descriptor_rules.hpp is refused, naming it.
+// descriptor rules without descriptor_rules.hpp is refused, naming it. CASE 6 (sm_100a,
+// C++20): desc<obj> of a temporary and of a local constexpr object (class-type template
+// arguments) gives the words' PTX; CASE 7 (C++20): such a temporary that breaks a rule fails.
 #include "ptxgen/instr_desc.hpp"
 #include "ptxgen/ptx.hpp"
 #if CASE != 5
@@ -16,7 +18,7 @@
 using namespace ptxgen::ptx;
 using ptxgen::InstrDescF16;
 
-#if CASE == 1 || CASE == 2 || CASE == 5
+#if CASE == 1 || CASE == 2 || CASE == 5 || CASE == 6 || CASE == 7
 static constexpr auto idesc = InstrDescF16{}.with_dtype(InstrDescF16::Dtype::F32)
     .with_m(128).with_n(64);
 static constexpr auto adesc = ptxgen::SmemDesc{}.with_start_address(0x400)
@@ -32,6 +34,14 @@ extern "C" __global__ void raw_mma() {
 extern "C" __global__ void obj_mma() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(static_desc<taddr>{}, static_desc<adesc>{}, static_desc<adesc>{},
                                           static_desc<idesc>{}, true);
+}
+extern "C" __global__ void raw_desc() {
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
+                                          idesc.encode(), true);
+}
+extern "C" __global__ void obj_desc() {  // desc<obj>: static_desc<obj>{} as a value
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(desc<taddr>, desc<adesc>, desc<adesc>, desc<idesc>,
+                                          true);
 }
 extern "C" __global__ void raw_cp() {
     tcgen05_cp<1, tcgen05_cp_shape::shape_128x256b>(taddr.encode(), adesc.encode());
@@ -85,6 +95,24 @@ extern "C" __global__ void bad_class() {
 extern "C" __global__ void no_rules_header() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
                                           idesc, true);
+}
+#elif CASE == 6
+extern "C" __global__ void raw_cxx20() {
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
+                                          idesc.encode(), true);
+}
+extern "C" __global__ void obj_cxx20() {
+    constexpr auto local = ptxgen::SmemDesc{}.with_start_address(0x400)
+        .with_leading_byte_offset(16).with_stride_byte_offset(1024);  // not static
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(
+        desc<ptxgen::TmemAddr{}.with_lane(32).with_column(8)>, desc<local>,
+        static_desc<local>{},
+        desc<InstrDescF16{}.with_dtype(InstrDescF16::Dtype::F32).with_m(128).with_n(64)>, true);
+}
+#elif CASE == 7
+extern "C" __global__ void bad_cxx20_m256() {
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
+                                          desc<idesc.with_m(256)>, true);
 }
 #elif CASE == 3 || CASE == 4
 static constexpr auto wdesc = ptxgen::WgmmaDesc{}.with_start_address(0x400)

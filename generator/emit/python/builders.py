@@ -81,13 +81,16 @@ def builder_view(ins: Instruction) -> dict[str, Any]:
             ann = _annotation(kind)
             if op.immediate and kind == "register":
                 ann = "str | int"
+            link = ins.descriptor_links.get(name)
+            if link is not None:  # a register, or (register, descriptor object): checked
+                ann = f"{ann} | tuple[str, Any]"
             params.append({"name": escape.ident(name),
                            "annotation": f"{ann} | None" if maybe else ann,
                            "default": "None" if maybe else ""})
             what = (alt.description if alt else op.description) or kind
-            link = ins.descriptor_links.get(name)
             if link is not None:
-                what += f" [{link[0]} descriptor: ptxgen.isa.{link[0]}]"
+                what += (f" [{link[0]} descriptor: ptxgen.isa.{link[0]}; (register, object) "
+                         "checks the object against the form's descriptor rules]")
             when = ""
             if op.choice:
                 when = f" (one of {', '.join(a.name for a in op.choice)})"

@@ -128,7 +128,7 @@ struct tcgen05_mma_a_desc_check<PtxgenD, void> {
     }
     static constexpr bool ok = true;
 };
-template <const auto& PtxgenValue>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct tcgen05_mma_a_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_mma_a_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: a_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
@@ -248,7 +248,7 @@ struct tcgen05_mma_b_desc_check<PtxgenD, void> {
     }
     static constexpr bool ok = true;
 };
-template <const auto& PtxgenValue>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct tcgen05_mma_b_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_mma_b_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.mma: b_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
@@ -1285,7 +1285,7 @@ struct tcgen05_mma_idesc_check<PtxgenD, PtxgenCtaGroup, PtxgenKind, PtxgenWs, Pt
     }
     static constexpr bool ok = true;
 };
-template <const auto& PtxgenValue, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue, int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenWs, bool PtxgenSp, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, bool PtxgenAshift, bool PtxgenDecompress>
 struct tcgen05_mma_idesc_check<static_desc<PtxgenValue>, PtxgenCtaGroup, PtxgenKind, PtxgenWs, PtxgenSp, PtxgenScaleVectorsize, PtxgenAshift, PtxgenDecompress, void> {
     static constexpr bool kind_ok = tcgen05_mma_idesc_check_kind<static_desc<PtxgenValue>, PtxgenKind>();
     static_assert(kind_ok, "ptxgen: tcgen05.mma: idesc: the descriptor object is of another .kind than the wrapper's (its class's kind_name() is not the kind template argument)");
@@ -1489,7 +1489,7 @@ struct tcgen05_cp_s_desc_check<PtxgenD, void> {
     }
     static constexpr bool ok = true;
 };
-template <const auto& PtxgenValue>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct tcgen05_cp_s_desc_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_cp_s_desc_problem<>(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.cp: s_desc: not a valid smem_desc word in the sm107 layout of sm_107a, sm_107f from PTX ISA 9.4; it is valid in the baseline tables (every target but sm_107a, sm_107f) only"),
@@ -1549,7 +1549,7 @@ struct tcgen05_shift_taddr_check<PtxgenD, void> {
     }
     static constexpr bool ok = true;
 };
-template <const auto& PtxgenValue>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct tcgen05_shift_taddr_check<static_desc<PtxgenValue>, void> {
     static constexpr const char* problem = tcgen05_shift_taddr_problem(static_desc<PtxgenValue>::word);
     static_assert(!str_eq(problem, "ptxgen: tcgen05.shift: taddr: not a valid tmem_addr word"),

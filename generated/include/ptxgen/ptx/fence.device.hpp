@@ -544,6 +544,10 @@ PTXGEN_PTX_DEVICE void membar_proxy(
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: membar.proxy: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+#if PTXGEN_PTX_TOOLKIT == 1300  // a recorded deviation of this toolkit's ptxas
+    static_assert(!(ptxgen_f::ok && ptxgen_f::cls == 1) || detail::supported(0x0ull, 0, 0),
+                  "ptxgen: membar.proxy: ptxas of CUDA 13.0 refuses membar.proxy.async on this target (spec deviation membar-proxy-async-13.0); CUDA 13.5 accepts it: build with CUDA 13.5");
+#endif
     if constexpr (ptxgen_f::ok) {
         detail::membar_proxy_forms0<ptxgen_f::index>();
     } else {

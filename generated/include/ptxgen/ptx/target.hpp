@@ -185,6 +185,19 @@
 #endif
 #endif
 
+// The compiling CUDA toolkit as major * 100 + minor (1300 for CUDA 13.0; 0 where it is
+// not nvcc or NVRTC): a form that the ISA allows but a recorded deviation of this
+// toolkit's ptxas refuses (spec `deviations:` with `toolkits:`) fails to compile with a
+// static_assert naming the deviation. Define it before including ptxgen headers to
+// compile as for another toolkit.
+#ifndef PTXGEN_PTX_TOOLKIT
+#if defined(__CUDACC_VER_MAJOR__)
+#define PTXGEN_PTX_TOOLKIT (__CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__)
+#else
+#define PTXGEN_PTX_TOOLKIT 0
+#endif
+#endif
+
 // Whether a wrapper given a run-time descriptor object checks it against the rules of the
 // form (the checks of descriptor_rules.hpp; a broken rule is printed, then trap) and encodes
 // it with encode() (which traps on an invalid field) rather than encode_unchecked(): by
@@ -251,14 +264,28 @@ struct imms_t {
 template <long long... PtxgenV>
 inline constexpr imms_t<PtxgenV...> imms{};
 
-/// A descriptor known at compile time, as a wrapper operand: static_desc<obj>{} for a `static
-/// constexpr` descriptor object obj (ptxgen/instr_desc.hpp, smem_desc.hpp, ...; at namespace
-/// scope or in a function). The wrapper checks it against the rules of the form at compile
-/// time (a static_assert naming the rule) and passes its word, a constant.
-template <const auto& PtxgenValue>
+// What static_desc takes: C++17, a reference to a `static constexpr` descriptor object;
+// C++20 (class-type template arguments), the object itself, any constant expression.
+#if __cplusplus >= 202002L && defined(__cpp_nontype_template_args) && \
+    __cpp_nontype_template_args >= 201911L
+#define PTXGEN_PTX_DESC_VALUE auto
+#else
+#define PTXGEN_PTX_DESC_VALUE const auto&
+#endif
+
+/// A descriptor known at compile time, as a wrapper operand: static_desc<obj>{} (or desc<obj>)
+/// for a `static constexpr` descriptor object obj (ptxgen/instr_desc.hpp, smem_desc.hpp, ...;
+/// at namespace scope or in a function); in C++20 any constant descriptor object, a local
+/// `constexpr` one or a temporary too (desc<InstrDescF16{}.with_m(128).with_n(64)>). The
+/// wrapper checks it against the rules of the form at compile time (a static_assert naming
+/// the rule) and passes its word, a constant.
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct static_desc {
     static constexpr auto word = PtxgenValue.encode();
 };
+/// static_desc<obj>{} as a value: the call's operand is desc<obj>.
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
+inline constexpr static_desc<PtxgenValue> desc{};
 
 namespace detail {
 /// What a descriptor operand of a wrapper was given: a word (0), a descriptor object
@@ -274,7 +301,7 @@ struct desc_arg<PtxgenT, decltype(void(PtxgenT::descriptor_name()))> {
     PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenT::descriptor_name(); }
     PTXGEN_PTX_CONSTEXPR static const char* kind_name() noexcept { return PtxgenT::kind_name(); }
 };
-template <const auto& PtxgenValue>
+template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct desc_arg<static_desc<PtxgenValue>, void> {
     static constexpr int kind = 2;
     PTXGEN_PTX_CONSTEXPR static const char* name() noexcept { return PtxgenValue.descriptor_name(); }

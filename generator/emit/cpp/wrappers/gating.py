@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 from ptxgen import escape
 from ptxgen.model.instructions import (
+    Form,
+    Instruction,
     Support,
     Wrapper,
     vkey,
@@ -79,3 +81,49 @@ def any_form_error(w: Wrapper, targets: Targets, supports: Iterable[Support]) ->
     return error_name(w, targets, names, since)
 
 
+
+
+# -- the recorded toolkit deviations ---------------------------------------------------------
+
+def toolkit_refusals(ins: Instruction, f: Form) -> tuple[tuple[str, str, int, str], ...]:
+    """The compile-time refusals of form ``f`` by the compiling toolkit: for each toolkit
+    whose recorded deviations (spec ``deviations:`` with ``toolkits:``) refuse the form on
+    a target where the ISA has it at the PTX ISA version that toolkit writes, (toolkit,
+    the targets' mask where that toolkit's ptxas accepts it there, the ``__CUDA_ARCH__``
+    from which it does, the message: the deviations and the toolkits that accept the
+    form). Deviations that accept more than the ISA refuse nothing: the wrappers keep the
+    ISA's gates."""
+    if not ins.deviations:
+        return ()
+    targets = ins.targets
+    assert targets is not None
+    recorded = sorted({t for d in ins.deviations for t in d.toolkits}
+                      | {c for c, _ in targets.toolkits[-1:]}, key=vkey)
+    isa = f.support.matrix(targets)
+    out: list[tuple[str, frozenset[str], list[str]]] = []
+    refused_by: list[str] = []
+    for toolkit in recorded:
+        if not any(toolkit in d.toolkits for d in ins.deviations):
+            continue
+        version = vkey(targets.toolkit_version(toolkit))
+        mine = f.support_for(toolkit)
+        theirs = mine.matrix(targets)
+        accepted = frozenset(t for t, v in theirs.items() if vkey(v) <= version)
+        if all(t in accepted for t, v in isa.items() if vkey(v) <= version):
+            continue
+        refused_by.append(toolkit)
+        devs = [d.id for d in ins.deviations if toolkit in d.toolkits and d.id in mine.gates]
+        out.append((toolkit, accepted, devs))
+    result = []
+    for toolkit, accepted, devs in out:
+        others = [t for t in recorded if t not in refused_by]
+        accept = (f"CUDA {' and '.join(others)} accept{'s' if len(others) == 1 else ''} it"
+                  if others else "the PTX ISA allows it")
+        msg = (f"ptxgen: {ins.name}: ptxas of CUDA {toolkit} refuses {f.opcode} on this target "
+               f"(spec deviation {', '.join(devs)}); {accept}: build with "
+               f"{'CUDA ' + others[-1] if others else 'another toolkit'}")
+        major, minor = vkey(toolkit)
+        result.append((f"{major * 100 + minor}", _mask(targets, accepted),
+                       and_later_from(targets, accepted) if accepted else 0,
+                       escape.cpp_message(msg)))
+    return tuple(result)

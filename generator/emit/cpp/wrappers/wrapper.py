@@ -28,7 +28,13 @@ from ptxgen.emit.cpp.wrappers.base import (
     template_param,
     tparam,
 )
-from ptxgen.emit.cpp.wrappers.gating import _mask, _since, and_later_from, error_name
+from ptxgen.emit.cpp.wrappers.gating import (
+    _mask,
+    _since,
+    and_later_from,
+    error_name,
+    toolkit_refusals,
+)
 from ptxgen.emit.cpp.wrappers.helpers import _digit, _Helpers, _spec_lines
 from ptxgen.model.calls import wrapper_name
 from ptxgen.model.descriptors import values_text
@@ -209,6 +215,10 @@ class _Wrapper:
         own_imms = {k: tparam(k) for k in _imm_names(first)}
         table = self.form_table(forms, cond, own_imms, struct) if qualifier_args else None
         direct = [] if qualifier_args else [self.branch(f, cond, own_imms) for f in forms]
+        if any(toolkit_refusals(ins, f) for f in forms if not qualifier_args):
+            raise ValueError(f"{ins.name}: wrapper {self.w.name}: a recorded toolkit deviation "
+                             "refuses a form of a wrapper without qualifier template "
+                             "parameters, which has no form table to refuse it in")
         for op, call in gated:
             asserts += self.value_gate_asserts(op, call, table, direct)
         arrays_of = [(escape.ident(u.name), self.operand_ctype(*self._op_alt(u.name), "vector"),
@@ -439,7 +449,7 @@ class _Wrapper:
         for q in order:
             digit = _digit(q, tparam(q.name))
             expr = f"detail::form_digit({expr}, {len(q.domain)}, {digit})"
-        classes: dict[tuple[str, int, int, str], int] = {}
+        classes: dict[tuple[str, int, int, str, tuple[Any, ...]], int] = {}
         # (number * 256 + class, opcode parts (empty: not selected), statement)
         entries: list[tuple[int, tuple[str, ...], int]] = []
         texts: dict[int, str] = {}  # number * 256 + class: the form's shared statement
@@ -447,7 +457,8 @@ class _Wrapper:
         left_out = False
         # per qualifier: its radix, {value: its digit}, name
         digits = [(len(q.domain), _digit_of(q.domain), q.name) for q in order]
-        class_of: dict[int, tuple[Support, int]] = {}  # forms share their support
+        # forms share their support (and the refusals of toolkits' deviations)
+        class_of: dict[tuple[int, tuple[Any, ...]], tuple[Support, int]] = {}
         select = self.select
         imm_key = tuple(imm_refs.items())
         statements = self._spliced  # (id of the operand uses, imm_key) -> (uses, statement)
@@ -462,11 +473,12 @@ class _Wrapper:
                 left_out = True
                 continue
             sup = f.support
-            hit = class_of.get(id(sup))
+            refusals = toolkit_refusals(self.ins, f)  # () unless a deviation refuses it
+            hit = class_of.get((id(sup), refusals))
             if hit is None or hit[0] is not sup:
                 b = self.gating(f)
-                key = (b["mask"], b["arch_from"], b["since"], b["error"])
-                hit = class_of[id(sup)] = (sup, classes.setdefault(key, len(classes)))
+                key = (b["mask"], b["arch_from"], b["since"], b["error"], refusals)
+                hit = class_of[(id(sup), refusals)] = (sup, classes.setdefault(key, len(classes)))
             number = number * FORM_CLASSES + hit[1]
             # one asm statement per list of non-immediate operands; the opcode and the
             # immediates are "C" operands of it
@@ -540,7 +552,11 @@ class _Wrapper:
                 "statement_texts": [texts.get(e[0]) for e in entries],
                 "statement_tparams": ", ".join(t for t in tparams if t.startswith("class ")),
                 "classes": [{"mask": m, "arch_from": fr, "since": si, "error": e}
-                            for (m, fr, si, e) in classes]}
+                            for (m, fr, si, e, _) in classes],
+                "toolkit_checks": [{"cuda": cuda, "cls": i, "mask": mask, "arch_from": fr,
+                                    "message": msg}
+                                   for i, (*_, refusals) in enumerate(classes)
+                                   for cuda, mask, fr, msg in refusals]}
 
     def asm(self, f: Form, imm_refs: Mapping[str, str],
             opcode_operand: str | None = None) -> str:
