@@ -28,13 +28,15 @@ def copy_text(text: str, k: int) -> str:
     ids = re.findall(r"^    id: (\w+)", text, re.M)
     wrappers = re.findall(r"\{name: (\w+), when:", text)
     for base in bases:  # opcodes and PTX text: wgmma.mma_async -> wgmmac2.mma_async
-        text = re.sub(rf"(?<![\w.]){re.escape(base)}(?=[.:{{])", f"{base}c{k}", text)
+        text = re.sub(rf"(?<![\w.]){re.escape(base)}(?=\.|::|{{)", f"{base}c{k}", text)
         # an opcode of one word (fence, membar): its name line
         text = re.sub(rf"^(  - name: ){re.escape(base)}$", rf"\g<1>{base}c{k}", text,
                       flags=re.M)
     for name in sorted(set(ids) | set(wrappers), key=len, reverse=True):
         text = re.sub(rf"(?<=^    id: ){name}$|(?<=\{{name: ){name}(?=, when:)", f"{name}_c{k}",
                       text, flags=re.M)
+    for name in sorted(ids, key=len, reverse=True):  # proposals: instruction:ID:...
+        text = re.sub(rf"(?<=instruction:){name}(?=:)", f"{name}_c{k}", text)
     return text
 
 

@@ -454,3 +454,37 @@ def test_load_spec_dir_is_untouched_by_views() -> None:
     assert [dict(d) for _, d in fresh.instructions.data[1]] == [
         d.data for d in loaded if d.rel.startswith("spec/instructions/")]
     assert ROOT.is_dir()
+
+
+def test_each_form_instruction_and_value_knows_the_versions_at_which_it_exists() -> None:
+    """The versions the model computes once per instruction (``lifetimes``, what a view
+    filters by) are, at every version the spec lists, those at which the form is
+    supported on a target that exists then (:func:`supported_at`, from the targets'
+    ``since`` / ``until``); a value exists while some form with it does; an instruction
+    while some form does."""
+    from ptxgen.model.lifetimes import lifetime
+
+    full = whole().instructions
+    assert full is not None
+    versions = full.targets.versions
+    renamed = [t for t in full.targets.targets if t.until is not None]
+    assert renamed  # the spec has targets that stop existing (sm_101* before 9.0)
+    for ins in full.instructions:
+        life = lifetime(ins)
+        assert lifetime(ins) is life  # computed once
+        by_support: dict[int, frozenset[str]] = {}
+        values: dict[tuple[str, str], set[str]] = {}
+        for f, on in zip(ins.forms, life.forms, strict=True):
+            want = by_support.get(id(f.support))
+            if want is None:
+                want = by_support[id(f.support)] = frozenset(
+                    v for v in versions if supported_at(f.support, full.targets, v))
+            assert on == want, (f.key, sorted(on ^ want, key=vkey))
+            for kv in f.values:
+                values.setdefault(kv, set()).update(on)
+        assert life.versions == frozenset().union(*by_support.values()), ins.id
+        assert {(n, v): set(on) for n, col in life.values.items() for v, on in col.items()
+                if on} == {kv: on for kv, on in values.items() if on}, ins.id
+        first, last = life.first(versions), life.last(versions)
+        assert first is not None and last is not None
+        assert first == min(life.versions, key=vkey) and last == max(life.versions, key=vkey)

@@ -7,7 +7,10 @@ The model is one package whose modules name its parts:
 * :mod:`ptxgen.model.instructions`: instruction syntax, rules and gating, the valid
   forms they allow and where each is supported;
 * :mod:`ptxgen.model.descriptors`: descriptor word layouts and every bit fact;
-* :mod:`ptxgen.model.versions`: the spec as of one PTX ISA version;
+* :mod:`ptxgen.model.lifetimes`: when each form, instruction and value exists (the
+  PTX ISA versions, computed once per instruction);
+* :mod:`ptxgen.model.versions`: the spec as of one PTX ISA version (a filter over those
+  versions);
 * :mod:`ptxgen.model.selection`: the forms a generation compiles into the C++ wrappers
   (``generate --select``);
 * :mod:`ptxgen.model.checks`: what only the built model can check (reported at the

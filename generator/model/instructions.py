@@ -581,14 +581,15 @@ class Form:
 
     @cached_property
     def support(self) -> Support:
-        """Where the ISA supports the form (made once per distinct value of the
-        parameters the gates name: forms share it)."""
+        """Where the ISA supports the form (made once per combination and set of gates
+        that apply to it: forms share it)."""
         ins = self.instruction
-        key = (id(self.combination), *map(self.params.__getitem__, ins.gate_names))
+        params = self.params
+        key = (id(self.combination), *[i for i, g in enumerate(ins.gates) if g.when(params)])
         memo: dict[tuple[Any, ...], Support] = ins.__dict__.setdefault("_support_memo", {})
         hit = memo.get(key)
         if hit is None:
-            hit = memo[key] = ins.support(self.params, combination=self.combination)
+            hit = memo[key] = ins.support(params, combination=self.combination)
         return hit
 
     def support_for(self, toolkit: str | None) -> Support:
@@ -837,43 +838,54 @@ class Instruction:
             domains.append(dom)
         index = {n: i for i, n in enumerate(names)}
         checks: list[list[Any]] = [[] for _ in names]
+        deps: list[set[str]] = [set() for _ in names]  # the earlier names a level's checks read
         for r in self.rules:
-            checks[max(index[n] for n in r.names)].append(r.holds)
+            at = max(index[n] for n in r.names)
+            checks[at].append(r.holds)
+            deps[at] |= r.names
         for op in self.operands:
             if op.optional:
-                deps = op.when.names | {op.name}
-                checks[max(index[n] for n in deps)].append(
-                    lambda f, op=op: self.operand_ok(op, f))
-        form: dict[str, str] = {}
-        steps = [0]
-        found: list[tuple[tuple[str, str], ...]] = []
-        last = len(names)
-
-        def walk(i: int) -> None:  # appends (a generator per level costs per form)
-            name, here = names[i], checks[i]
-            for v in domains[i]:
-                steps[0] += 1
-                if steps[0] > MAX_FORM_SEARCH:
-                    raise SpecValueError(
-                        f"{self.name}: the qualifier and operand choices make more than "
-                        f"{MAX_FORM_SEARCH} candidate forms to check; ptxgen refuses specs "
-                        "this large (add rules or combinations that narrow them)")
-                form[name] = v
-                for check in here:
-                    if not check(form):
-                        break
-                else:
-                    if i + 1 == last:
-                        found.append(tuple(form.items()))
-                    else:
-                        walk(i + 1)
-            del form[name]
-
-        if last:
-            walk(0)
-        else:
-            found.append(())
-        yield from found
+                names_of = op.when.names | {op.name}
+                at = max(index[n] for n in names_of)
+                checks[at].append(lambda f, op=op: self.operand_ok(op, f))
+                deps[at] |= names_of
+        # A level's checks read only its own name and some earlier ones: the values that
+        # pass them are decided once per assignment of those earlier names (memo), not once
+        # per partial form. The partial forms grow a level at a time, each in the order of
+        # its values: the order of a depth-first search.
+        reads = [tuple(sorted(index[n] for n in d - {names[i]})) for i, d in enumerate(deps)]
+        partial: list[tuple[tuple[str, str], ...]] = [()]
+        steps = 0
+        for i, (name, here, dom) in enumerate(zip(names, checks, domains, strict=True)):
+            steps += len(partial) * len(dom)  # every value of the level is a candidate
+            if steps > MAX_FORM_SEARCH:
+                raise SpecValueError(
+                    f"{self.name}: the qualifier and operand choices make more than "
+                    f"{MAX_FORM_SEARCH} candidate forms to check; ptxgen refuses specs "
+                    "this large (add rules or combinations that narrow them)")
+            grown: list[tuple[tuple[str, str], ...]] = []
+            if not here:
+                pairs = [(name, v) for v in dom]
+                for p in partial:
+                    grown += [(*p, pair) for pair in pairs]
+                partial = grown
+                continue
+            memo: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+            at = reads[i]
+            for p in partial:
+                key = tuple([p[j][1] for j in at])
+                allowed = memo.get(key)
+                if allowed is None:
+                    form = dict(p)
+                    allowed = []
+                    for v in dom:
+                        form[name] = v
+                        if all(check(form) for check in here):
+                            allowed.append((name, v))
+                    memo[key] = allowed
+                grown += [(*p, pair) for pair in allowed]
+            partial = grown
+        yield from partial
 
     def values_where(self, cond: Condition, name: str | None) -> frozenset[str | None]:
         """The values ``name`` takes in the forms that meet ``cond`` (``{None}`` for
@@ -1080,11 +1092,26 @@ class Instruction:
         if hit is not None and hit[0] is self:
             result: Wrapper = hit[1]
             return result
+        # decided once per assignment of the names the wrappers' conditions read
+        params = form.params
+        names, memo = self._wrapper_memo
+        key = tuple([params[n] for n in names])
+        found = memo.get(key)
+        if found is None:
+            found = next((w for w in self.wrappers if w.when(params)), None)
+            if found is None:
+                raise KeyError(f"{form.key}: no wrapper")
+            memo[key] = found
+        form.__dict__["_wrapper"] = (self, found)
+        return found
+
+    @cached_property
+    def _wrapper_memo(self) -> tuple[tuple[str, ...], dict[tuple[str, ...], Wrapper]]:
+        """The names the wrappers' conditions read, and {their values: the wrapper}."""
+        names: set[str] = set()
         for w in self.wrappers:
-            if w.when(form.params):
-                form.__dict__["_wrapper"] = (self, w)
-                return w
-        raise KeyError(f"{form.key}: no wrapper")
+            names |= w.when.names
+        return tuple(sorted(names)), {}
 
 
 def rule_targets(targets: Targets, r: Mapping[str, Any]) -> frozenset[str] | None:

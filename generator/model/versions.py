@@ -12,7 +12,9 @@ smaller spec and do not change. Every element of the model knows when it exists:
   name);
 * instructions: only the forms supported at the version on some target that
   exists then (:func:`supported_at`, the predicate ``ptxgen support`` answers
-  with, from each form's gates). An instruction with no such form is absent; so
+  with, from each form's gates; the versions of each form, instruction and value are
+  computed once in the model, :func:`ptxgen.model.lifetimes.lifetime`, and the view
+  filters by them). An instruction with no such form is absent; so
   are qualifier values, operand alternatives, flags and optional operands that no
   remaining form uses (a flag or optional operand that is always off is removed
   from the instruction, and every condition that names it is evaluated). Gates
@@ -84,6 +86,7 @@ from ptxgen.model.instructions import (
     rule_targets,
     vkey,
 )
+from ptxgen.model.lifetimes import lifetime, supported_at
 from ptxgen.model.targets import Targets, build_targets
 
 _T = TypeVar("_T")
@@ -110,15 +113,6 @@ def check_version(versions: Sequence[str], version: str) -> str:
         raise ViewError(f"--ptx-isa: {version!r} is not a PTX ISA version of the spec; "
                         f"allowed: {', '.join(versions)}")
     return version
-
-
-def supported_at(support: Support, targets: Targets, version: str) -> bool:
-    """Whether a form with ``support`` exists at ``version``: supported on some target
-    that exists then, from that version or earlier."""
-    if support.since is not None and vkey(support.since) > vkey(version):
-        return False
-    by_name = targets.by_name
-    return any(t in by_name and by_name[t].exists_at(version) for t in support.targets)
 
 
 def matrix_at(matrix: Mapping[str, str], targets: Targets, version: str) -> dict[str, str]:
@@ -509,12 +503,12 @@ class _InstructionView:
         """Decide every element; False when no form of the instruction exists at the
         version."""
         ins, x = self.ins, self.version
-        self.kept = _kept_forms(ins, self.full_targets, x)
-        if not self.kept:
+        if x not in lifetime(ins).versions:
             return False
-        columns = zip(*(f.values for f in self.kept), strict=True)
-        for (name, dom), column in zip(ins.params, columns, strict=True):
-            self.domset[name] = frozenset([value for _, value in column])
+        self.kept = _kept_forms(ins, x)
+        values = lifetime(ins).values  # the values that exist at x: those of the kept forms
+        for name, dom in ins.params:
+            self.domset[name] = frozenset([v for v, on in values[name].items() if x in on])
             self.domains[name] = _first_values(self.domset[name], dom)
         for q in ins.qualifiers:
             if q.absent is not None and self.domains[q.name] == [q.absent]:
@@ -1105,19 +1099,9 @@ class _InstructionView:
                     " ".join(message.split()), self.ins.provenance)
 
 
-def _kept_forms(ins: Instruction, targets: Targets, version: str) -> list[Form]:
-    """The forms of ``ins`` supported at ``version`` (:func:`supported_at`, decided once
-    per distinct support)."""
-    memo: dict[int, bool] = {}
-    out = []
-    for f in ins.forms:
-        s = f.support
-        ok = memo.get(id(s))
-        if ok is None:
-            ok = memo[id(s)] = supported_at(s, targets, version)
-        if ok:
-            out.append(f)
-    return out
+def _kept_forms(ins: Instruction, version: str) -> list[Form]:
+    """The forms of ``ins`` that exist at ``version`` (their :func:`lifetime`)."""
+    return [f for f, on in zip(ins.forms, lifetime(ins).forms, strict=True) if version in on]
 
 
 _KNOWN = frozenset({"qualifiers", "operands", "combinations", "rules", "gates", "wrappers",
